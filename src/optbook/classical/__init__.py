@@ -1,0 +1,1 @@
+"""Part I: classical methods, new guarantees (chapters 01-08)."""

@@ -1,0 +1,37 @@
+"""What several chapters share: the run record, test problems, line searches, checks, seeding."""
+from .fdcheck import DerivativeCheck, check_derivatives, fd_gradient, fd_hessian
+from .linesearch import LineSearchResult, armijo_backtracking, strong_wolfe, weak_wolfe
+from .problems import (
+    AffineComposition,
+    CubicRegularized,
+    LogisticRegression,
+    Problem,
+    Quadratic,
+    Rosenbrock,
+    conditioning_map,
+    make_cubic,
+    make_logistic,
+    quadratic_with_condition,
+    random_orthogonal,
+)
+from .trace import Result, Trace
+from .validate import (
+    RngLike,
+    as_rng,
+    check_choice,
+    check_in_range,
+    check_int,
+    check_matrix,
+    check_positive,
+    check_spd,
+    check_vector,
+)
+
+__all__ = [
+    "AffineComposition", "CubicRegularized", "DerivativeCheck", "LineSearchResult",
+    "LogisticRegression", "Problem", "Quadratic", "Result", "RngLike", "Rosenbrock", "Trace",
+    "armijo_backtracking", "as_rng", "check_choice", "check_derivatives", "check_in_range",
+    "check_int", "check_matrix", "check_positive", "check_spd", "check_vector",
+    "conditioning_map", "fd_gradient", "fd_hessian", "make_cubic", "make_logistic",
+    "quadratic_with_condition", "random_orthogonal", "strong_wolfe", "weak_wolfe",
+]

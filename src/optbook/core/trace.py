@@ -1,0 +1,155 @@
+"""`Trace`: the one record of a run that every figure builder reads.
+
+A method appends one row per iteration (objective, gradient norm, step size, wall time and any
+named extra series); the figure builders in :mod:`optbook.viz` take traces, so every chapter's
+convergence plot looks alike and methods from different chapters can share one set of axes.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.optimize import OptimizeResult
+
+_CORE = ("iteration", "objective", "grad_norm", "step_size", "time")
+
+
+@dataclass
+class Trace:
+    """Per-iteration record of one run of one method.
+
+    Parameters
+    ----------
+    method : str
+        The name shown in legends ("BFGS", "GD + Armijo", ...).
+    meta : dict
+        Free-form settings of the run (problem, seed, hyperparameters).
+
+    Examples
+    --------
+    >>> tr = Trace("GD")
+    >>> tr.record(objective=1.0, grad_norm=2.0)
+    >>> tr.record(objective=0.5, grad_norm=1.0, step_size=0.1, gap=0.4)
+    >>> tr.objective
+    array([1. , 0.5])
+    >>> tr["gap"]
+    array([nan, 0.4])
+    """
+
+    method: str = "method"
+    meta: dict[str, Any] = field(default_factory=dict)
+    _rows: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k in _CORE}, repr=False)
+    _t0: float = field(default_factory=time.perf_counter, repr=False)
+
+    def record(
+        self,
+        *,
+        objective: float = np.nan,
+        grad_norm: float = np.nan,
+        step_size: float = np.nan,
+        iteration: int | None = None,
+        **extra: float,
+    ) -> None:
+        """Append one row. Missing values are NaN; a new extra series is NaN-padded backwards."""
+        n = len(self)
+        values = {
+            "iteration": n if iteration is None else iteration,
+            "objective": objective,
+            "grad_norm": grad_norm,
+            "step_size": step_size,
+            "time": time.perf_counter() - self._t0,
+            **extra,
+        }
+        for key in values:
+            if key not in self._rows:
+                self._rows[key] = [np.nan] * n
+        for key, column in self._rows.items():
+            column.append(float(values.get(key, np.nan)))
+
+    def update_last(self, **values: float) -> None:
+        """Set series of the last row (e.g. the step size, known only after the line search)."""
+        if not len(self):
+            raise ValueError("the trace has no row yet")
+        n = len(self)
+        for key, value in values.items():
+            if key not in self._rows:
+                self._rows[key] = [np.nan] * n
+            self._rows[key][-1] = float(value)
+
+    def restart_clock(self) -> None:
+        """Measure wall time from now (call it just before the first iteration)."""
+        self._t0 = time.perf_counter()
+
+    def __len__(self) -> int:
+        return len(self._rows["iteration"])
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._rows:
+            raise KeyError(f"trace of {self.method!r} has no series {name!r}; it has {self.series}")
+        return np.asarray(self._rows[name], dtype=float)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._rows
+
+    @property
+    def series(self) -> list[str]:
+        """Names of every recorded series (core ones first)."""
+        return list(self._rows)
+
+    @property
+    def iteration(self) -> np.ndarray:
+        return self["iteration"]
+
+    @property
+    def objective(self) -> np.ndarray:
+        return self["objective"]
+
+    @property
+    def grad_norm(self) -> np.ndarray:
+        return self["grad_norm"]
+
+    @property
+    def step_size(self) -> np.ndarray:
+        return self["step_size"]
+
+    @property
+    def time(self) -> np.ndarray:
+        return self["time"]
+
+    def first_below(self, name: str, threshold: float) -> int | None:
+        """First recorded iteration at which series ``name`` is <= ``threshold`` (None if never)."""
+        values = self[name]
+        hits = np.flatnonzero(values <= threshold)
+        return int(self.iteration[hits[0]]) if hits.size else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-Python form (lists of floats), e.g. for JSON."""
+        return {"method": self.method, "meta": dict(self.meta), **{k: list(v) for k, v in self._rows.items()}}
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Every series as a float array."""
+        return {k: self[k] for k in self._rows}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Trace":
+        """Inverse of :meth:`to_dict`."""
+        tr = cls(method=data["method"], meta=dict(data.get("meta", {})))
+        keys = [k for k in data if k not in ("method", "meta")]
+        lengths = {len(data[k]) for k in keys}
+        if len(lengths) > 1:
+            raise ValueError(f"data series have different lengths: {sorted(lengths)}")
+        n = lengths.pop() if lengths else 0
+        rows = {k: [np.nan] * n for k in _CORE}
+        rows.update({k: [float(v) for v in data[k]] for k in keys})
+        tr._rows = rows
+        return tr
+
+
+class Result(OptimizeResult):
+    """``scipy.optimize.OptimizeResult`` with a :class:`Trace` under ``.trace``.
+
+    Fields: ``x``, ``fun``, ``jac``, ``nit``, ``nfev``, ``njev``, ``success``, ``message``,
+    ``trace`` and method-specific extras.
+    """

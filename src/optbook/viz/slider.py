@@ -1,0 +1,96 @@
+"""Slider figures: the static twin of a widget.
+
+A plotly figure whose frames are precomputed runs over a grid of one parameter; moving the
+slider swaps the plotted data in the browser, with no kernel. The axes are fixed over the whole
+grid so that the reader sees the curves move, not the axes.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .style import base_layout
+
+
+@dataclass
+class SliderStep:
+    """One slider position: its label, the traces it shows, optional layout (shapes, notes)."""
+
+    label: str
+    traces: list
+    layout: dict = field(default_factory=dict)
+
+
+def _range(values: list[np.ndarray], log: bool, pad: float = 0.04) -> list[float] | None:
+    flat = np.concatenate([np.asarray(v, dtype=float).ravel() for v in values]) if values else np.array([])
+    flat = flat[np.isfinite(flat)]
+    if log:
+        flat = np.log10(flat[flat > 0])
+    if flat.size == 0:
+        return None
+    lo, hi = float(flat.min()), float(flat.max())
+    span = hi - lo if hi > lo else max(abs(hi), 1.0)
+    return [lo - pad * span, hi + pad * span]
+
+
+def slider_figure(
+    steps: Sequence[SliderStep],
+    *,
+    slider_label: str,
+    active: int = 0,
+    logx: bool = False,
+    logy: bool = False,
+    fixed_axes: bool = True,
+    title: str | None = None,
+    xaxis_title: str | None = None,
+    yaxis_title: str | None = None,
+    height: int = 470,
+) -> go.Figure:
+    """A figure with one frame per step and a slider that animates between them.
+
+    Every step must show the same number of traces (frames replace trace data in place).
+    """
+    if not steps:
+        raise ValueError("steps must not be empty")
+    n = len(steps[0].traces)
+    if n == 0:
+        raise ValueError("each step needs at least one trace")
+    for i, st in enumerate(steps):
+        if len(st.traces) != n:
+            raise ValueError(f"steps[{i}] has {len(st.traces)} traces, steps[0] has {n}")
+    labels = [st.label for st in steps]
+    if len(set(labels)) != len(labels):
+        raise ValueError("step labels must be distinct (they name the frames)")
+    if not 0 <= active < len(steps):
+        raise ValueError(f"active must index steps (0..{len(steps) - 1}), got {active}")
+
+    fig = go.Figure(data=list(steps[active].traces),
+                    frames=[go.Frame(name=st.label, data=list(st.traces), layout=st.layout or None)
+                            for st in steps])
+    if steps[active].layout:
+        fig.update_layout(**steps[active].layout)
+    base_layout(fig, title=title, xaxis_title=xaxis_title, yaxis_title=yaxis_title, height=height,
+                logx=logx, logy=logy)
+    if fixed_axes:
+        xs = [t.x for st in steps for t in st.traces if getattr(t, "x", None) is not None and t.type == "scatter"]
+        ys = [t.y for st in steps for t in st.traces if getattr(t, "y", None) is not None and t.type == "scatter"]
+        xr, yr = _range(xs, logx, pad=0.02), _range(ys, logy)
+        if xr:
+            fig.update_xaxes(range=xr, autorange=False)
+        if yr:
+            fig.update_yaxes(range=yr, autorange=False)
+    fig.update_layout(
+        margin=dict(b=110),
+        sliders=[dict(
+            active=active, pad=dict(t=55, l=10, r=10), len=1.0, x=0,
+            currentvalue=dict(prefix=f"{slider_label}: ", font=dict(size=14)),
+            steps=[dict(label=lab, method="animate",
+                        args=[[lab], dict(mode="immediate", frame=dict(duration=0, redraw=True),
+                                          transition=dict(duration=0))])
+                   for lab in labels],
+        )],
+    )
+    return fig

@@ -1,0 +1,197 @@
+"""Live explorers: ipywidgets controls redrawing a plotly figure from the same builder as the
+static slider figure.
+
+The figure is redrawn into an ``ipywidgets.Output`` (plotly's ``FigureWidget`` does not work in
+Colab). In Colab a figure shown inside an ``Output`` cannot find plotly.js (colabtools #5889), so
+there the figure goes into an ``<iframe srcdoc>`` holding a complete page, where the browser
+loads plotly.js before the script that draws. During the book build no widget is created: a
+kernel-less page cannot drive them, and their saved state would pull scripts from CDNs.
+
+A chapter module declares its explorers once::
+
+    EXPLORER = Explorer("01", "conditioning", figure_fn,
+                        {"log_kappa": Slider("log10 kappa", [0, 2, 4, 6, 8], 4)})
+
+and the notebook calls ``EXPLORER.show()``; ``make bench`` and the tests time every registered
+explorer's callback.
+"""
+from __future__ import annotations
+
+import html
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import plotly.graph_objects as go
+
+from .viz.renderer import building_book
+
+BUILD_MESSAGE = ("Live explorer: run this cell in Binder, Colab or Jupyter to move the controls; "
+                 "the slider figure above is its static twin.")
+
+
+@dataclass
+class Slider:
+    """A slider over a fixed grid of values (discrete, so results can be cached)."""
+
+    label: str
+    values: Sequence[Any]
+    value: Any
+    fmt: str = "{:g}"
+
+    def __post_init__(self) -> None:
+        if len(self.values) < 2:
+            raise ValueError(f"slider {self.label!r} needs at least two values")
+        if self.value not in list(self.values):
+            raise ValueError(f"slider {self.label!r}: value {self.value!r} is not among its values")
+
+    def widget(self):
+        import ipywidgets as w
+
+        opts = [(self.fmt.format(v), v) for v in self.values]
+        return w.SelectionSlider(options=opts, value=self.value, description=self.label,
+                                 continuous_update=False, style={"description_width": "initial"},
+                                 layout=w.Layout(width="480px"))
+
+    def samples(self) -> list[Any]:
+        return list(self.values)
+
+
+@dataclass
+class Toggle:
+    """A checkbox."""
+
+    label: str
+    value: bool = False
+
+    def widget(self):
+        import ipywidgets as w
+
+        return w.Checkbox(value=self.value, description=self.label, style={"description_width": "initial"})
+
+    def samples(self) -> list[Any]:
+        return [False, True]
+
+
+@dataclass
+class Choice:
+    """A drop-down over named options."""
+
+    label: str
+    options: Sequence[Any]
+    value: Any
+
+    def __post_init__(self) -> None:
+        if self.value not in list(self.options):
+            raise ValueError(f"choice {self.label!r}: value {self.value!r} is not an option")
+
+    def widget(self):
+        import ipywidgets as w
+
+        return w.Dropdown(options=list(self.options), value=self.value, description=self.label,
+                          style={"description_width": "initial"})
+
+    def samples(self) -> list[Any]:
+        return list(self.options)
+
+
+Control = Slider | Toggle | Choice
+_REGISTRY: dict[tuple[str, str], "Explorer"] = {}
+
+
+def in_colab() -> bool:
+    return "google.colab" in sys.modules
+
+
+def _display_figure(fig: go.Figure) -> None:
+    from IPython.display import HTML, display
+
+    if in_colab():
+        page = fig.to_html(include_plotlyjs="cdn", full_html=True, default_width="100%")
+        height = int(fig.layout.height or 450) + 30
+        display(HTML(f'<iframe srcdoc="{html.escape(page)}" style="width:100%;height:{height}px;'
+                     'border:none"></iframe>'))
+    else:
+        fig.show()
+
+
+@dataclass
+class Explorer:
+    """A figure function of named controls, shown live with ipywidgets.
+
+    ``figure(**values)`` must return a ``plotly.graph_objects.Figure`` quickly (under 150 ms):
+    precompute or cache what it needs.
+    """
+
+    chapter: str
+    name: str
+    figure: Callable[..., go.Figure]
+    controls: dict[str, Control]
+    description: str = ""
+    last_ms: float = field(default=float("nan"), init=False)
+
+    def __post_init__(self) -> None:
+        if not self.controls:
+            raise ValueError("controls must not be empty")
+        _REGISTRY[(self.chapter, self.name)] = self
+
+    def defaults(self) -> dict[str, Any]:
+        return {k: c.value for k, c in self.controls.items()}
+
+    def render(self, **values: Any) -> go.Figure:
+        """The figure for these control values (defaults for the rest), timed in ``last_ms``."""
+        unknown = set(values) - set(self.controls)
+        if unknown:
+            raise ValueError(f"unknown controls {sorted(unknown)}; this explorer has {sorted(self.controls)}")
+        t0 = time.perf_counter()
+        fig = self.figure(**{**self.defaults(), **values})
+        self.last_ms = 1e3 * (time.perf_counter() - t0)
+        return fig
+
+    def latency_ms(self) -> dict[str, float]:
+        """Callback time over a sweep of each control in turn (others at defaults), first call
+        excluded as warm-up. Returns median and max in milliseconds."""
+        self.render()
+        times = []
+        for key, control in self.controls.items():
+            for value in control.samples():
+                self.render(**{key: value})
+                times.append(self.last_ms)
+        return {"median_ms": statistics.median(times), "max_ms": max(times), "n": len(times)}
+
+    def show(self):
+        """Display the live explorer (returns the widget box); during the book build only a note."""
+        if building_book():
+            print(BUILD_MESSAGE)
+            return None
+        import ipywidgets as w
+        from IPython.display import display
+
+        inputs = {k: c.widget() for k, c in self.controls.items()}
+        out = w.Output(layout=w.Layout(min_height="420px"))
+        status = w.HTML()
+
+        def redraw(_change=None):
+            fig = self.render(**{k: wid.value for k, wid in inputs.items()})
+            with out:
+                out.clear_output(wait=True)
+                _display_figure(fig)
+            status.value = f"<small>redrawn in {self.last_ms:.0f} ms</small>"
+
+        for wid in inputs.values():
+            wid.observe(redraw, names="value")
+        box = w.VBox([w.HBox(list(inputs.values()), layout=w.Layout(flex_flow="row wrap")), status, out])
+        display(box)
+        redraw()
+        return box
+
+
+def registered_explorers(chapter: str | None = None) -> list[Explorer]:
+    """Every explorer declared by an imported chapter module."""
+    from .claims import load_all
+
+    load_all()
+    return [e for (ch, _), e in sorted(_REGISTRY.items()) if chapter is None or ch == chapter]
