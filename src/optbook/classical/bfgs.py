@@ -16,6 +16,8 @@ from functools import lru_cache
 
 import numpy as np
 
+import plotly.graph_objects as go
+
 from ..claims import Measured, claim
 from ..core import (
     AffineComposition,
@@ -33,6 +35,19 @@ from ..core import (
     make_logistic,
     weak_wolfe,
 )
+from ..viz import (
+    Phase,
+    SliderStep,
+    base_layout,
+    color_for,
+    convergence_traces,
+    grid_values,
+    landscape_traces,
+    path_traces,
+    phase_layout,
+    slider_figure,
+)
+from ..widgets import Explorer, Slider
 
 Fun = Callable[[np.ndarray], float]
 Jac = Callable[[np.ndarray], np.ndarray]
@@ -336,6 +351,206 @@ def unit_step_index(trace: Trace) -> int | None:
         return None
     not_unit = np.flatnonzero(unit != 1.0)
     return int(not_unit[-1] + 1) if not_unit.size else 0
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def _clip(trace: Trace, horizon: int) -> Trace:
+    """The first ``horizon + 1`` rows of a trace (for plotting)."""
+    data = trace.to_dict()
+    return Trace.from_dict({k: (v[: horizon + 1] if isinstance(v, list) else v) for k, v in data.items()})
+
+
+CONDITIONING_METHODS = ("BFGS on f (B0 = I)", "BFGS on g (B0 = A^T A)", "BFGS on g (B0 = I)", "GD on g")
+
+
+def conditioning_traces(log10_kappa: float, horizon: int = 120) -> list:
+    """Gap curves of BFGS on f, BFGS on g with transformed and identity B0, and GD on g."""
+    ex = conditioning_experiment(float(log10_kappa), gd_maxiter=3000)
+    traces = [_clip(ex["runs"][m].trace, horizon) for m in CONDITIONING_METHODS]
+    lines = convergence_traces(traces, "gap")
+    lines[1].update(line=dict(dash="dot", width=4), marker=dict(size=8, symbol="circle-open"))
+    return lines
+
+
+def conditioning_slider_figure() -> go.Figure:
+    """Static twin of the conditioning explorer: one frame per log10(kappa) in 0..8."""
+    steps = [SliderStep(f"{k}", conditioning_traces(k)) for k in range(0, 9)]
+    return slider_figure(steps, slider_label="log10 kappa (condition number added by A)", active=4,
+                         logy=True, xaxis_title="iteration t", yaxis_title="gap f(x_t) - f*",
+                         title="Changing coordinates: BFGS does not notice, gradient descent does")
+
+
+def conditioning_figure(log10_kappa: float = 4.0, horizon: int = 120) -> go.Figure:
+    """Live twin: the same curves for one kappa."""
+    fig = go.Figure(conditioning_traces(log10_kappa, horizon))
+    return base_layout(fig, logy=True, xaxis_title="iteration t", yaxis_title="gap f(x_t) - f*",
+                       title=f"kappa = 1e{log10_kappa:g}")
+
+
+@lru_cache(maxsize=32)
+def phase_run(log10_c: float, c1: float = 0.1, c2: float = 0.9) -> Result:
+    """BFGS with B0 = 10^log10_c I on the 10-dimensional logistic problem (cached)."""
+    return superlinear_run(c=10.0 ** log10_c, c1=c1, c2=c2)
+
+
+def phase_layout_of(res: Result) -> dict:
+    """Shade the burn-in (line search active) and the unit-step phase of a run."""
+    t0 = unit_step_index(res.trace)
+    end = float(res.trace.iteration[-1])
+    phases = [Phase(0, end, "line search at work")] if t0 is None else (
+        [Phase(t0, end, "unit steps: superlinear")] if t0 == 0 else
+        [Phase(0, t0, "burn-in"), Phase(t0, end, "unit steps: superlinear")])
+    return phase_layout(phases)
+
+
+def phase_traces(res: Result) -> list:
+    tr = res.trace
+    return [
+        go.Scatter(x=tr.iteration, y=tr["newton_decrement"], name="Newton decrement lambda_t",
+                   mode="lines+markers", line=dict(color=color_for(0)), yaxis="y"),
+        go.Scatter(x=tr.iteration, y=tr.step_size, name="step size eta_t", mode="lines+markers",
+                   line=dict(color=color_for(1), dash="dot"), yaxis="y2"),
+    ]
+
+
+def _phase_axes(fig: go.Figure) -> go.Figure:
+    fig.update_layout(yaxis=dict(type="log", title="Newton decrement lambda_t (log)", exponentformat="power"),
+                      yaxis2=dict(title="step size eta_t", overlaying="y", side="right", range=[0, 1.25],
+                                  showgrid=False))
+    return fig
+
+
+PHASE_LOG_C = (-2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0)
+
+
+def phase_slider_figure() -> go.Figure:
+    """Static twin of the phase explorer: B0 = cI, one frame per log10 c."""
+    steps = [SliderStep(f"{lc:g}", phase_traces(phase_run(lc)), phase_layout_of(phase_run(lc)))
+             for lc in PHASE_LOG_C]
+    fig = slider_figure(steps, slider_label="log10 c, with B0 = c I", active=4, fixed_axes=False,
+                        xaxis_title="iteration t", title="Burn-in, then unit steps: the two phases of BFGS")
+    xmax = max(len(phase_run(lc).trace) for lc in PHASE_LOG_C)
+    fig.update_xaxes(range=[-0.5, xmax])
+    return _phase_axes(fig)
+
+
+def phase_figure(log10_c: float = 0.0, c1: float = 0.1, c2: float = 0.9) -> go.Figure:
+    """Live twin, with the Wolfe constants as extra knobs."""
+    res = phase_run(float(log10_c), float(c1), float(c2))
+    fig = go.Figure(phase_traces(res), layout=phase_layout_of(res))
+    base_layout(fig, xaxis_title="iteration t",
+                title=f"B0 = 10^{log10_c:g} I, c1 = {c1:g}, c2 = {c2:g}: {res.nit} iterations")
+    return _phase_axes(fig)
+
+
+def burn_in_table(log_cs=PHASE_LOG_C) -> list[dict]:
+    """Iterations to lambda <= 1e-10 and Psi(B~0) for each B0 = cI (the burn-in's driver)."""
+    rows = []
+    rng = np.random.default_rng(1)
+    f = make_logistic(400, 10, rng=rng)
+    x_star, _ = solve_reference(f)
+    for lc in log_cs:
+        res = phase_run(lc)
+        rows.append({"log10 c": lc, "Psi(B~0)": initial_mismatch(10.0 ** lc * np.eye(10), f.hess(x_star)),
+                     "t0 (unit steps from)": unit_step_index(res.trace),
+                     "iterations to lambda <= 1e-10": res.trace.first_below("newton_decrement", 1e-10)})
+    return rows
+
+
+@lru_cache(maxsize=16)
+def stretched_paths(stretch: float) -> dict:
+    """A 2-D logistic problem seen through A = diag(1, stretch): paths of BFGS (B0 = A^T A and
+    B0 = I) and GD in the u coordinates, plus the landscape on a fixed window."""
+    rng = np.random.default_rng(7)
+    f = make_logistic(60, 2, mu=0.05, noise=1.0, rng=rng)
+    A = np.diag([1.0, float(stretch)])
+    g = AffineComposition(f, A, np.zeros(2))
+    x0 = np.array([-2.5, 2.5])
+    u0 = g.to_u(x0)
+    runs = {
+        "BFGS, B0 = A^T A": bfgs(g.fun, u0, g.jac, B0=A.T @ A, tol=1e-8),
+        "BFGS, B0 = I": bfgs(g.fun, u0, g.jac, tol=1e-8),
+        "GD + Armijo": gradient_descent(g.fun, u0, g.jac, stop="grad_norm", tol=1e-6, maxiter=150),
+        "damped Newton": damped_newton(g.fun, u0, g.jac, g.hess, tol=1e-8),
+    }
+    window = ((-3.0, 3.0), (-3.0, 3.0))
+    values = grid_values(g.fun, *window, n=60)
+    return {"paths": {k: r.iterates for k, r in runs.items()}, "values": values, "window": window,
+            "nit": {k: r.nit for k, r in runs.items()}}
+
+
+def landscape_traces_for(stretch: float) -> list:
+    data = stretched_paths(float(stretch))
+    xs, ys, Z = data["values"]
+    contour = landscape_traces(xs, ys, Z, log_levels=True, colorbar_title="g")
+    return contour + path_traces({f"{k} ({data['nit'][k]} it.)": v for k, v in data["paths"].items()})
+
+
+STRETCHES = (1, 2, 4, 8, 16)
+
+
+def landscape_slider_figure() -> go.Figure:
+    """Static twin of the landscape explorer: one frame per stretch s of A = diag(1, s)."""
+    steps = [SliderStep(f"{s}", landscape_traces_for(s)) for s in STRETCHES]
+    fig = slider_figure(steps, slider_label="stretch s in A = diag(1, s)", active=2, fixed_axes=False,
+                        xaxis_title="u<sub>1</sub>", yaxis_title="u<sub>2</sub>", height=560,
+                        title="Paths on g(u) = f(Au): the valley narrows as s grows")
+    (xlo, xhi), (ylo, yhi) = stretched_paths(1.0)["window"]
+    fig.update_xaxes(range=[xlo, xhi])
+    fig.update_yaxes(range=[ylo, yhi])
+    return fig
+
+
+def landscape_figure_for(stretch: float = 4.0) -> go.Figure:
+    """Live twin of the landscape explorer."""
+    fig = go.Figure(landscape_traces_for(stretch))
+    (xlo, xhi), (ylo, yhi) = stretched_paths(float(stretch))["window"]
+    base_layout(fig, xaxis_title="u<sub>1</sub>", yaxis_title="u<sub>2</sub>", height=560,
+                title=f"A = diag(1, {stretch:g})")
+    fig.update_xaxes(range=[xlo, xhi])
+    fig.update_yaxes(range=[ylo, yhi])
+    return fig
+
+
+def compare_with_scipy(problem: Problem, x0: np.ndarray, tol: float = 1e-8) -> list[dict]:
+    """Our BFGS (weak Wolfe, bisection) against ``scipy.optimize.minimize(method='BFGS')`` (strong
+    Wolfe) and against GD and damped Newton: iterations, evaluations, seconds, final gap."""
+    import time as _time
+
+    from scipy.optimize import minimize
+
+    _, f_star = solve_reference(problem)
+    rows = []
+
+    def row(name, runner):
+        t0 = _time.perf_counter()
+        res = runner()
+        rows.append({"method": name, "iterations": int(res.nit), "f evals": int(res.nfev),
+                     "gradient evals": int(res.njev), "seconds": _time.perf_counter() - t0,
+                     "final gap": max(float(res.fun - f_star), 0.0)})
+
+    row("optbook bfgs (weak Wolfe)", lambda: bfgs(problem.fun, x0, problem.jac, tol=tol))
+    row("scipy BFGS (strong Wolfe)", lambda: minimize(problem.fun, x0, jac=problem.jac, method="BFGS",
+                                                      options={"gtol": tol}))
+    row("optbook damped Newton", lambda: damped_newton(problem.fun, x0, problem.jac, problem.hess, tol=tol))
+    row("optbook GD + Armijo", lambda: gradient_descent(problem.fun, x0, problem.jac, f_star=f_star,
+                                                        tol=1e-10, maxiter=20000))
+    return rows
+
+
+EXPLORER_CONDITIONING = Explorer("01", "conditioning", conditioning_figure,
+                                 {"log10_kappa": Slider("log10 kappa", tuple(float(k) for k in range(9)), 4.0)},
+                                 description="Iterations vs the condition number added by a change of variables")
+EXPLORER_PHASES = Explorer("01", "phases", phase_figure, {
+    "log10_c": Slider("log10 c (B0 = cI)", PHASE_LOG_C, 0.0),
+    "c1": Slider("Armijo c1", (1e-4, 0.01, 0.1, 0.3, 0.45), 0.1),
+    "c2": Slider("curvature c2", (0.5, 0.7, 0.9, 0.99), 0.9),
+}, description="Burn-in and unit-step phases as B0 and the Wolfe constants change")
+EXPLORER_LANDSCAPE = Explorer("01", "landscape", landscape_figure_for,
+                              {"stretch": Slider("stretch s", tuple(float(s) for s in (1, 2, 4, 8, 16, 32)), 4.0)},
+                              description="Paths on a stretched 2-D logistic landscape")
 
 
 # --------------------------------------------------------------------------- claims

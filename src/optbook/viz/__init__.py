@@ -8,12 +8,12 @@ from .landscape import grid_values, landscape_figure, landscape_traces, path_tra
 from .renderer import building_book, use_book_renderer_if_building
 from .slider import SliderStep, slider_figure
 from .style import base_layout, color_for
-from .tables import ClaimTable, claim_table
+from .tables import ClaimTable, RecordsTable, claim_table, records_table
 
 use_book_renderer_if_building()
 
 __all__ = [
-    "LOG_FLOOR", "ClaimTable", "Phase", "SliderStep", "base_layout", "building_book", "claim_table",
+    "LOG_FLOOR", "ClaimTable", "Phase", "RecordsTable", "records_table", "SliderStep", "base_layout", "building_book", "claim_table",
     "color_for", "convergence_figure", "convergence_traces", "grid_values", "landscape_figure",
     "landscape_traces", "path_traces", "phase_layout", "slider_figure", "use_book_renderer_if_building",
 ]

@@ -25,7 +25,7 @@ class BookRenderer(HtmlRenderer):
     """A figure ``<div>`` (about 10 KB plus data) relying on the page's shared plotly.js."""
 
     def __init__(self) -> None:
-        super().__init__(connected=False, full_html=False, global_init=False, requirejs=False,
+        super().__init__(connected=False, full_html=False, global_init=False, include_plotlyjs=False,
                          config={"responsive": True, "displaylogo": False})
 
     def to_mimebundle(self, fig_dict):

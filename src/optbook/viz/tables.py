@@ -49,3 +49,33 @@ def claim_table(results: Iterable[ClaimResult] | ClaimResult, *, show_chapter: b
     if isinstance(results, ClaimResult):
         results = [results]
     return ClaimTable(results, show_chapter=show_chapter)
+
+
+class RecordsTable:
+    """A small HTML table of rows (dicts with the same keys), numbers to 4 significant digits."""
+
+    def __init__(self, rows: Iterable[dict]):
+        self.rows = list(rows)
+        if not self.rows:
+            raise ValueError("rows must not be empty")
+        self.columns = list(self.rows[0])
+
+    @staticmethod
+    def _cell(value) -> str:
+        if isinstance(value, float):
+            return f"{value:.4g}"
+        return html.escape(str(value))
+
+    def _repr_html_(self) -> str:
+        header = "<tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in self.columns) + "</tr>"
+        body = "".join("<tr>" + "".join(f"<td>{self._cell(r.get(c, ''))}</td>" for c in self.columns) + "</tr>"
+                       for r in self.rows)
+        return f'{_STYLE}<table class="optbook-claims">{header}{body}</table>'
+
+    def __repr__(self) -> str:
+        return "\n".join("  ".join(f"{c}={self._cell(r.get(c, ''))}" for c in self.columns) for r in self.rows)
+
+
+def records_table(rows: Iterable[dict]) -> RecordsTable:
+    """Rows of measurements (e.g. a method comparison) as a table."""
+    return RecordsTable(rows)

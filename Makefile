@@ -1,0 +1,57 @@
+# Frontiers of Optimization. `make book` and `make test` work on a fresh machine.
+SHELL := /bin/bash
+PY    ?= python3
+VENV  := .venv
+BIN   := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export OPTBOOK_CLAIMS_DIR := $(CURDIR)/_build/claims
+
+.PHONY: book test unit browser serve notebooks bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# torch pinned to the CPU wheel; an unpinned torch pulls a multi-GB CUDA build.
+	$(BIN)/pip install -q "torch==2.13.0"
+	$(BIN)/pip install -q -e ".[book,test]"
+	touch $(STAMP)
+
+_static/plotly.min.js: $(STAMP)
+	mkdir -p _static
+	cp "$$($(BIN)/python -c 'import plotly, pathlib; print(pathlib.Path(plotly.__file__).parent / "package_data" / "plotly.min.js")')" $@
+
+_static/mathjax/tex-chtml.js: $(STAMP)
+	rm -rf _static/mathjax
+	cp -r "$$($(BIN)/python -c 'import mathjax, pathlib; print(pathlib.Path(mathjax.__path__[0]) / "static" / "mathjax" / "es5")')" _static/mathjax
+	touch $@
+
+# The execution cache keys on notebook code only, not on src/: drop it whenever src/ changed.
+book: $(STAMP) _static/plotly.min.js _static/mathjax/tex-chtml.js
+	@hash=$$(find src pyproject.toml -type f -name '*.py' -o -name pyproject.toml | sort | xargs cat | sha256sum | cut -c1-16); \
+	if [ "$$(cat _build/.src-hash 2>/dev/null)" != "$$hash" ]; then \
+	  echo "src/ changed: re-executing every chapter"; rm -rf _build/.jupyter_cache _build/claims; \
+	fi; \
+	mkdir -p _build; \
+	OPTBOOK_BUILD=1 $(BIN)/jupyter-book build . -W -n --keep-going || { \
+	  for f in _build/html/reports/*.log; do [ -f "$$f" ] && { echo "== $$f"; cat "$$f"; }; done; exit 1; }; \
+	echo "$$hash" > _build/.src-hash
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -m "not book" -q
+
+browser: $(STAMP)
+	$(BIN)/python -m pytest -m book -q
+
+test: unit book browser
+
+serve:
+	$(BIN)/python -m http.server --directory _build/html 8000
+
+notebooks: $(STAMP)
+	$(BIN)/jupytext --to ipynb book/part*/[0-9][0-9]-*.md
+
+bench: $(STAMP)
+	$(BIN)/python -m optbook bench
+
+clean:
+	rm -rf _build _static/plotly.min.js _static/mathjax

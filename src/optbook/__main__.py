@@ -1,0 +1,101 @@
+"""Command line: ``python -m optbook claims | list | bench``."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import claims
+
+
+def _cmd_claims(args) -> int:
+    results = []
+    for c in claims.registered(args.chapter):
+        r = claims.run_claim(c, fast=args.fast)
+        results.append(r)
+        if args.progress:
+            print(f"  {c.key}: {r.verdict} ({r.seconds:.1f} s)", file=sys.stderr, flush=True)
+    if not results:
+        print(f"no claims registered{' for chapter ' + args.chapter if args.chapter else ''}")
+        return 1
+    print(claims.format_table(results))
+    if args.json:
+        Path(args.json).write_text(json.dumps([r.to_dict() for r in results], indent=1))
+    bad = [r for r in results if not r.ok]
+    for r in bad:
+        print(f"MISMATCH {r.chapter}.{r.name}: holds={r.holds} but the chapter declares reproduces={r.reproduces}")
+    return 1 if bad else 0
+
+
+def _cmd_list(args) -> int:
+    for c in claims.registered(args.chapter):
+        flag = "" if c.reproduces else "  [declared: does not reproduce]"
+        print(f"{c.key:40s} {c.title}{flag}")
+    return 0
+
+
+def _notebook_seconds(path: Path, timeout: int) -> float:
+    """Execute one chapter (as the build would) and return its wall time."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "jupytext", "--to", "notebook", "--execute", "--output", "-",
+                    str(path)], check=True, stdout=subprocess.DEVNULL, timeout=timeout,
+                   env={**os.environ, "OPTBOOK_BUILD": "1"})
+    return time.perf_counter() - t0
+
+
+def _cmd_bench(args) -> int:
+    from .widgets import registered_explorers
+
+    report: dict = {"claims": [], "explorers": [], "notebooks": []}
+    for c in claims.registered(args.chapter):
+        row = {"claim": c.key}
+        for fast in (True, False):
+            t0 = time.perf_counter()
+            c.func(fast)
+            row["fast_s" if fast else "full_s"] = round(time.perf_counter() - t0, 2)
+        report["claims"].append(row)
+    for e in registered_explorers(args.chapter):
+        report["explorers"].append({"explorer": f"{e.chapter}.{e.name}", **{k: round(v, 1) for k, v in e.latency_ms().items()}})
+    if not args.skip_notebooks:
+        for path in sorted(Path("book").glob("part*/[0-9][0-9]-*.md")):
+            if args.chapter and not path.name.startswith(args.chapter):
+                continue
+            report["notebooks"].append({"notebook": str(path), "seconds": round(_notebook_seconds(path, 600), 1)})
+    for section, rows in report.items():
+        if rows:
+            print(f"\n{section}")
+            for row in rows:
+                print("  " + "  ".join(f"{k}={v}" for k, v in row.items()))
+    Path(args.json).write_text(json.dumps(report, indent=1))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m optbook", description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("claims", help="run the registered claims and print the scoreboard")
+    p.add_argument("--chapter", help="two-digit chapter number, e.g. 01")
+    p.add_argument("--fast", action="store_true", help="small versions (what the tests run)")
+    p.add_argument("--json", help="also write the results to this JSON file")
+    p.add_argument("--progress", action="store_true", help="print each claim as it finishes")
+    p.set_defaults(func=_cmd_claims)
+    p = sub.add_parser("list", help="list the registered claims")
+    p.add_argument("--chapter")
+    p.set_defaults(func=_cmd_list)
+    p = sub.add_parser("bench", help="claim seconds (fast, full), widget latency, notebook seconds")
+    p.add_argument("--chapter")
+    p.add_argument("--json", default="bench.json")
+    p.add_argument("--skip-notebooks", action="store_true")
+    p.set_defaults(func=_cmd_bench)
+    args = ap.parse_args(argv)
+    if getattr(args, "chapter", None) and not (len(args.chapter) == 2 and args.chapter.isdigit()):
+        ap.error(f"--chapter must be two digits like 01, got {args.chapter!r}")
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
