@@ -16,17 +16,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e ".[book,test]"
 	touch $(STAMP)
 
-_static/plotly.min.js: $(STAMP)
-	mkdir -p _static
+_assets/plotly.min.js: $(STAMP)
+	mkdir -p _assets
 	cp "$$($(BIN)/python -c 'import plotly, pathlib; print(pathlib.Path(plotly.__file__).parent / "package_data" / "plotly.min.js")')" $@
 
-_static/mathjax/tex-chtml.js: $(STAMP)
-	rm -rf _static/mathjax
-	cp -r "$$($(BIN)/python -c 'import mathjax, pathlib; print(pathlib.Path(mathjax.__path__[0]) / "static" / "mathjax" / "es5")')" _static/mathjax
+_assets/mathjax/tex-chtml.js: $(STAMP)
+	rm -rf _assets/mathjax
+	cp -r "$$($(BIN)/python -c 'import mathjax, pathlib; print(pathlib.Path(mathjax.__path__[0]) / "static" / "mathjax" / "es5")')" _assets/mathjax
 	touch $@
 
 # The execution cache keys on notebook code only, not on src/: drop it whenever src/ changed.
-book: $(STAMP) _static/plotly.min.js _static/mathjax/tex-chtml.js
+book: $(STAMP) _assets/plotly.min.js _assets/mathjax/tex-chtml.js
 	@hash=$$(find src pyproject.toml -type f -name '*.py' -o -name pyproject.toml | sort | xargs cat | sha256sum | cut -c1-16); \
 	if [ "$$(cat _build/.src-hash 2>/dev/null)" != "$$hash" ]; then \
 	  echo "src/ changed: re-executing every chapter"; rm -rf _build/.jupyter_cache _build/claims; \
@@ -54,4 +54,4 @@ bench: $(STAMP)
 	$(BIN)/python -m optbook bench
 
 clean:
-	rm -rf _build _static/plotly.min.js _static/mathjax
+	rm -rf _build _assets/plotly.min.js _assets/mathjax

@@ -23,7 +23,6 @@ from functools import lru_cache
 
 import numpy as np
 import plotly.graph_objects as go
-import scipy.linalg as sla
 from plotly.subplots import make_subplots
 
 from ..claims import Measured, claim
@@ -423,7 +422,7 @@ def schur_complement(H: np.ndarray, n1: int) -> np.ndarray:
     if n1 >= H.shape[0]:
         raise ValueError(f"n1 must be < {H.shape[0]} (the size of H), got {n1}")
     H11, H12, H22 = H[:n1, :n1], H[:n1, n1:], H[n1:, n1:]
-    S = H11 - H12 @ sla.solve(H22, H12.T, assume_a="pos")
+    S = H11 - H12 @ np.linalg.solve(H22, H12.T)
     return 0.5 * (S + S.T)
 
 
@@ -437,11 +436,11 @@ def block_quadratic(H: np.ndarray, b: np.ndarray, n1: int) -> tuple[Quadratic, R
     n1 = check_int(n1, "n1", minimum=1)
     if n1 >= H.shape[0]:
         raise ValueError(f"n1 must be < {H.shape[0]} (the size of H), got {n1}")
-    cho = sla.cho_factor(H[n1:, n1:])
-    H21, b2 = H[n1:, :n1], b[n1:]
-    D = -sla.cho_solve(cho, H21)
+    H22, H21, b2 = H[n1:, n1:], H[n1:, :n1], b[n1:]
+    sol = np.linalg.solve(H22, np.column_stack([b2, H21]))   # H22^{-1} [b2, H21], once
+    c, D = sol[:, 0], -sol[:, 1:]
 
-    red = ReductionMap(psi=lambda x1: sla.cho_solve(cho, b2 - H21 @ x1), n1=n1, n2=H.shape[0] - n1,
+    red = ReductionMap(psi=lambda x1: c + D @ x1, n1=n1, n2=H.shape[0] - n1,
                        dpsi=lambda x1: D, argmin=True, name="Schur (argmin x2)")
     return Quadratic(H, b, name="block quadratic"), red
 
@@ -613,7 +612,7 @@ class MatrixFactorization(Problem):
             Qm, Rm = np.linalg.qr(U)
             if np.min(np.abs(np.diag(Rm))) <= 1e-12 * max(np.max(np.abs(Rm)), 1e-300):
                 raise ValueError("U is (numerically) rank deficient: the inner problem has no unique solution")
-            pinv = sla.solve_triangular(Rm, Qm.T)            # U^+ = R^{-1} Q^T, no explicit (U^T U)^{-1}
+            pinv = np.linalg.solve(Rm, Qm.T)                  # U^+ = R^{-1} Q^T, no explicit (U^T U)^{-1}
             return U, pinv, Rm
 
         def psi(u):
@@ -624,7 +623,7 @@ class MatrixFactorization(Problem):
             U, pinv, Rm = factors(u)
             V = (pinv @ Y).T
             Rres = U @ V.T - Y
-            Rinv = sla.solve_triangular(Rm, np.eye(r))
+            Rinv = np.linalg.solve(Rm, np.eye(r))
             C = Rinv @ Rinv.T                                 # (U^T U)^{-1}
             D = -np.einsum("ka,li->klia", V, pinv) - np.einsum("ik,al->klia", Rres, C)
             return D.reshape(n * r, m * r)
@@ -701,7 +700,8 @@ def block_quadratic_draws(n_draws: int = 100, n: int = 50, n1: int = 5, seed: in
         out["it_f"].append(quadratic_gd_iterations(H, x0 - xs, 1 / cf.beta, tol, maxiter))
         e1 = x0[:n1] - xs[:n1]
         out["it_S"].append(quadratic_gd_iterations(S, e1, 1 / cs.beta, tol, maxiter))
-        root = sla.sqrtm(red.metric(x0[:n1])).real
+        w, Q = np.linalg.eigh(red.metric(x0[:n1]))
+        root = (Q * np.sqrt(w)) @ Q.T
         out["it_pull"].append(quadratic_gd_iterations(P, root @ e1, 1 / cp.beta, tol, maxiter))
     return {k: np.array([np.nan if v is None else v for v in vals], dtype=float) for k, vals in out.items()}
 
@@ -904,14 +904,14 @@ def bias_experiment(xbar: float, spread: float, iters: int = 60, tol: float = 1e
     reduced = reduced_gradient_descent(prob.fun, x0[:1], prob.jac, red, step=1 / beta_F, f_star=f_star,
                                        tol=1e-300, maxiter=iters)
     (w0, w1), (b0, b1) = _BIAS_WIN
-    ws, bs = np.linspace(w0, w1, 61), np.linspace(b0, b1, 61)
+    ws, bs = np.linspace(w0, w1, 46), np.linspace(b0, b1, 46)
     W, B = np.meshgrid(ws, bs)
     pts = np.stack([W.ravel(), B.ravel()], axis=1)
     R = pts @ prob.A.T - y
     Z = (0.5 * np.mean(R * R, axis=1) - f_star).reshape(W.shape)
     wline = np.linspace(w0, w1, 121)
     return {
-        "ws": ws, "bs": bs, "log_gap": np.log10(np.maximum(Z, 1e-12)),
+        "ws": ws, "bs": bs, "log_gap": np.round(np.log10(np.maximum(Z, 1e-12)), 3),
         "joint_path": joint.iterates, "reduced_path": reduced.lifted,
         "joint_gap": joint.trace["gap"], "reduced_gap": reduced.trace["gap"],
         "graph": np.column_stack([wline, [red.x2(np.array([w]))[0] for w in wline]]),
@@ -969,8 +969,17 @@ def _bias_axes(fig: go.Figure) -> go.Figure:
     return fig
 
 
+@lru_cache(maxsize=1)
+def _bias_all() -> None:
+    """Run every (xbar, spread) of the explorer's grid once, so a slider move only draws."""
+    for xb in BIAS_XBARS:
+        for sp in BIAS_SPREADS:
+            bias_experiment(xb, sp)
+
+
 def bias_figure(xbar: float = 2.0, spread: float = 1.0) -> go.Figure:
     """Live twin: the bias-elimination figure for one (xbar, spread)."""
+    _bias_all()
     traces, layout = bias_traces(xbar, spread)
     fig = go.Figure(traces)
     base_layout(fig, height=520)
@@ -1018,11 +1027,11 @@ def toy_factorization(step: float, iters: int = 60) -> dict:
 
 
 @lru_cache(maxsize=1)
-def _toy_grid(n: int = 81) -> tuple[np.ndarray, np.ndarray]:
+def _toy_grid(n: int = 41) -> tuple[np.ndarray, np.ndarray]:
     g = np.linspace(*_TOY_WIN, n)
     U1, U2 = np.meshgrid(g, g)
     dot, nrm2 = U1 * TOY_Y[0] + U2 * TOY_Y[1], np.maximum(U1 ** 2 + U2 ** 2, 1e-12)
-    return g, 0.5 * (TOY_Y @ TOY_Y - dot ** 2 / nrm2)   # F(u) = 1/2 ||y||^2 sin^2 angle(u, y)
+    return g, np.round(0.5 * (TOY_Y @ TOY_Y - dot ** 2 / nrm2), 4)   # F(u) = 1/2 ||y||^2 sin^2 angle(u, y)
 
 
 def toy_traces(step: float) -> tuple[list, dict]:
@@ -1057,8 +1066,16 @@ def _toy_axes(fig: go.Figure) -> go.Figure:
     return fig
 
 
+@lru_cache(maxsize=1)
+def _toy_all() -> None:
+    """Run every step size of the explorer's grid once, so a slider move only draws."""
+    for s in TOY_STEPS:
+        toy_factorization(s)
+
+
 def toy_figure(step: float = 0.6) -> go.Figure:
     """Live twin: the tiny factorisation landscape with joint and reduced GD at one step size."""
+    _toy_all()
     traces, layout = toy_traces(step)
     fig = go.Figure(traces)
     base_layout(fig, height=520)

@@ -743,7 +743,7 @@ def line_fan() -> Fan:
 
 
 @lru_cache(maxsize=2)
-def chamber_data(grid: int = 121, amax: float = 4.0) -> dict:
+def chamber_data(grid: int = 81, amax: float = 4.0) -> dict:
     """16 points in [-1, 1] labelled by the interval star(1.4, 2.2), 3 labels flipped; err on a grid
     of (a_1, a_2), the hyperplanes (lines a_1 = 1/|x| or a_2 = 1/x) and a*(1)."""
     rng = np.random.default_rng(3)
@@ -759,8 +759,11 @@ def chamber_data(grid: int = 121, amax: float = 4.0) -> dict:
     pred = U > 1.0
     pos = (y == 1)[:, None]
     fp, fn = np.sum(~pos & pred, axis=0), np.sum(pos & ~pred, axis=0)
+    lines = [(1.0 / abs(v), 0) if v < 0 else (1.0 / v, 1) for v in x if v != 0 and 1.0 / abs(v) <= amax]
+    hx = np.concatenate([[c, c, np.nan] if ax == 0 else [0, amax, np.nan] for c, ax in lines])
+    hy = np.concatenate([[0, amax, np.nan] if ax == 0 else [c, c, np.nan] for c, ax in lines])
     return {"x": x, "y": y, "A": A, "grid": g, "P": P, "U": U, "err": (fp + fn).reshape(grid, grid),
-            "a1": fit_star(A, y, 1.0).x, "amax": amax}
+            "a1": fit_star(A, y, 1.0).x, "amax": amax, "hyperplanes": (hx, hy)}
 
 
 def _chamber_traces(lam: float) -> tuple[list, dict]:
@@ -774,9 +777,7 @@ def _chamber_traces(lam: float) -> tuple[list, dict]:
     t = np.linspace(0, d["amax"] * 1.5 / np.max(d["a1"]), 50)
     conf = confusion(d["A"], a_star, d["y"])
     traces = [
-        go.Heatmap(x=d["grid"], y=d["grid"], z=d["err"], colorscale="Greys", zmin=0, zmax=d["y"].size,
-                   colorbar=dict(title=dict(text="err (mistakes)", side="right"), x=1.02), name="err"),
-        go.Contour(x=d["grid"], y=d["grid"], z=gap, contours=dict(coloring="lines", start=-1.0, end=1.5, size=0.25),
+        go.Contour(x=d["grid"][::2], y=d["grid"][::2], z=np.round(gap[::2, ::2], 3), contours=dict(coloring="lines", start=-1.0, end=1.5, size=0.25),
                    line=dict(width=1.2), colorscale="Plasma", showscale=False, name="log10(L* - L)",
                    showlegend=True),
         go.Scatter(x=t * d["a1"][0], y=t * d["a1"][1], mode="lines", name="a*(lambda) for all lambda",
@@ -799,11 +800,22 @@ def _chamber_axes(fig: go.Figure) -> go.Figure:
     return fig
 
 
+def _chamber_background() -> list:
+    """The lambda-free layers: err on the chambers (grey) and the hyperplanes H_i (lines)."""
+    d = chamber_data()
+    hx, hy = d["hyperplanes"]
+    return [
+        go.Heatmap(x=d["grid"], y=d["grid"], z=d["err"], colorscale="Greys", zmin=0, zmax=d["y"].size,
+                   colorbar=dict(title=dict(text="err (mistakes)", side="right"), x=1.02), name="err"),
+        go.Scatter(x=hx, y=hy, mode="lines", name="hyperplanes H<sub>i</sub>", line=dict(color="#555", width=1)),
+    ]
+
+
 def chamber_figure(lam: float = 1.0) -> go.Figure:
-    """Parameter space of the two-ray model: err constant on the grid's chambers (grey), contours
-    of log10(L*(lambda) - L_lambda), the line of optima and a*(lambda)."""
+    """Parameter space of the two-ray model: err constant on the chambers of the arrangement
+    (grey), contours of log10(L*(lambda) - L_lambda), the line of optima and a*(lambda)."""
     traces, layout = _chamber_traces(check_positive(lam, "lam"))
-    fig = go.Figure(traces)
+    fig = go.Figure(_chamber_background() + traces)
     fig.update_layout(**layout)
     base_layout(fig, title=layout["title"]["text"], height=600)
     return _chamber_axes(fig)
@@ -818,6 +830,12 @@ def chamber_slider() -> go.Figure:
     """Static twin of the chambers explorer (one frame per lambda)."""
     steps = [SliderStep(f"{lam:g}", *_chamber_traces(lam)) for lam in CHAMBER_LAMS]
     fig = slider_figure(steps, slider_label="lambda", active=CHAMBER_LAMS.index(1.0), fixed_axes=False, height=640)
+    # the background does not move with lambda: draw it once, and let the frames update traces 2..5
+    fig.add_traces(_chamber_background())
+    n_moving = len(steps[0].traces)
+    fig.data = fig.data[n_moving:] + fig.data[:n_moving]
+    for fr in fig.frames:
+        fr.traces = list(range(2, 2 + n_moving))
     fig.update_layout(title=dict(text=steps[CHAMBER_LAMS.index(1.0)].layout["title"]["text"], x=0.01))
     return _chamber_axes(fig)
 
@@ -857,8 +875,13 @@ def resolution_curve(seeds=(11, 12, 13), ks=RESOLUTIONS) -> dict:
     return {"ks": np.array(ks), "train": tr.mean(axis=0), "holdout": te.mean(axis=0), "train_all": tr, "holdout_all": te}
 
 
+@lru_cache(maxsize=4)
+def _resolution_all(seed: int) -> dict:
+    return {k: resolution_fit(k, seed) for k in RESOLUTIONS}
+
+
 def _resolution_traces(k: int, lam_scale: float = 1.0, seed: int = 11) -> tuple[list, dict]:
-    f = resolution_fit(k, seed)
+    f = _resolution_all(seed)[k] if k in RESOLUTIONS else resolution_fit(k, seed)
     b = _resolution_base(seed)
     a = f["a"] / lam_scale
     X, y = b["X"][b["te"]], b["y"][b["te"]]
