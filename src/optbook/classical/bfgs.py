@@ -367,7 +367,7 @@ CONDITIONING_METHODS = ("BFGS on f (B0 = I)", "BFGS on g (B0 = A^T A)", "BFGS on
 
 def conditioning_traces(log10_kappa: float, horizon: int = 120) -> list:
     """Gap curves of BFGS on f, BFGS on g with transformed and identity B0, and GD on g."""
-    ex = conditioning_experiment(float(log10_kappa), gd_maxiter=3000)
+    ex = conditioning_experiment(float(log10_kappa), gd_maxiter=horizon)  # only what is drawn
     traces = [_clip(ex["runs"][m].trace, horizon) for m in CONDITIONING_METHODS]
     lines = convergence_traces(traces, "gap")
     lines[1].update(line=dict(dash="dot", width=4), marker=dict(size=8, symbol="circle-open"))

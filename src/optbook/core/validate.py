@@ -26,7 +26,14 @@ def as_rng(rng: RngLike, name: str = "rng") -> np.random.Generator:
 
 
 def check_vector(x: Any, name: str, dim: int | None = None) -> np.ndarray:
-    """A finite 1-D float array (a copy), optionally of length ``dim``."""
+    """A finite 1-D float array, optionally of length ``dim`` (float64 arrays are not copied)."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.ndim == 1 and x.size:
+        # Fast path: this check runs inside every objective evaluation.
+        if dim is not None and x.shape[0] != dim:
+            raise ValueError(f"{name} must have length {dim}, got {x.shape[0]}")
+        if not np.isfinite(x).all():
+            raise ValueError(f"{name} must be finite (found NaN or inf)")
+        return x
     try:
         arr = np.array(x, dtype=float)
     except (TypeError, ValueError) as err:

@@ -1,0 +1,52 @@
+import json
+
+import numpy as np
+import pytest
+
+from optbook.core import Trace
+
+
+def test_record_and_arrays():
+    tr = Trace("m")
+    tr.record(objective=3.0, grad_norm=1.0)
+    tr.record(objective=2.0, step_size=0.5, gap=1.5)
+    assert len(tr) == 2
+    np.testing.assert_array_equal(tr.iteration, [0, 1])
+    np.testing.assert_array_equal(tr.objective, [3.0, 2.0])
+    assert np.isnan(tr["gap"][0]) and tr["gap"][1] == 1.5  # new series padded backwards
+    assert np.isnan(tr.grad_norm[1])
+    assert np.all(np.diff(tr.time) >= 0)
+
+
+def test_update_last_and_first_below():
+    tr = Trace("m")
+    for v in (1.0, 0.1, 0.01):
+        tr.record(objective=v)
+    tr.update_last(step_size=0.3, extra=7.0)
+    assert tr.step_size[-1] == 0.3 and tr["extra"][-1] == 7.0 and np.isnan(tr["extra"][0])
+    assert tr.first_below("objective", 0.1) == 1
+    assert tr.first_below("objective", 1e-9) is None
+    with pytest.raises(ValueError):
+        Trace("empty").update_last(step_size=1.0)
+
+
+def test_roundtrip_dict_json():
+    tr = Trace("m", meta={"seed": 1})
+    tr.record(objective=1.0, foo=2.0)
+    tr.record(objective=0.5)
+    back = Trace.from_dict(json.loads(json.dumps(tr.to_dict())))
+    assert back.method == "m" and back.meta == {"seed": 1}
+    np.testing.assert_array_equal(back.objective, tr.objective)
+    np.testing.assert_array_equal(back["foo"], tr["foo"])
+
+
+def test_missing_series_is_a_clear_error():
+    tr = Trace("m")
+    tr.record(objective=1.0)
+    with pytest.raises(KeyError, match="no series 'gap'"):
+        tr["gap"]
+
+
+def test_from_dict_rejects_ragged():
+    with pytest.raises(ValueError, match="different lengths"):
+        Trace.from_dict({"method": "m", "objective": [1.0, 2.0], "gap": [1.0]})

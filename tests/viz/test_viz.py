@@ -1,0 +1,99 @@
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+from optbook.claims import ClaimResult
+from optbook.core import Trace
+from optbook.viz import (
+    Phase,
+    SliderStep,
+    claim_table,
+    convergence_figure,
+    landscape_figure,
+    records_table,
+    slider_figure,
+)
+from optbook.viz.renderer import BookRenderer, use_book_renderer_if_building
+
+
+def _trace(name, values):
+    tr = Trace(name)
+    for v in values:
+        tr.record(objective=v)
+    return tr
+
+
+def test_convergence_figure_gap_and_phases():
+    fig = convergence_figure([_trace("A", [2.0, 1.5, 1.0]), _trace("B", [2.0, 1.0])], f_star=1.0,
+                             phases=[Phase(0, 1, "linear"), Phase(1, 2, "fast")])
+    assert [t.name for t in fig.data] == ["A", "B"]
+    np.testing.assert_allclose(fig.data[0].y[:2], [1.0, 0.5])
+    assert fig.data[0].y[2] > 0  # a zero gap is floored, not dropped, on a log axis
+    assert fig.layout.yaxis.type == "log"
+    assert [a.text for a in fig.layout.annotations] == ["<b>linear</b>", "<b>fast</b>"]
+    assert len(fig.layout.shapes) == 2
+
+
+def test_convergence_figure_bad_input():
+    with pytest.raises(ValueError):
+        convergence_figure([])
+    with pytest.raises(TypeError):
+        convergence_figure([np.arange(3)])
+    with pytest.raises(ValueError):
+        Phase(3, 1, "backwards")
+
+
+def test_slider_figure_frames_and_fixed_axes():
+    steps = [SliderStep(f"{k}", [go.Scatter(x=[0, 1], y=[1, 10 ** k])]) for k in range(3)]
+    fig = slider_figure(steps, slider_label="k", active=1, logy=True)
+    assert [f.name for f in fig.frames] == ["0", "1", "2"]
+    assert fig.data[0].y == (1, 10)  # the active step is shown first
+    assert list(fig.layout.sliders[0].steps[2].args[0]) == ["2"]
+    lo, hi = fig.layout.yaxis.range  # fixed over all frames, log10 units
+    assert lo < 0 < 2 < hi
+
+
+def test_slider_figure_rejects_mismatched_steps():
+    a = SliderStep("a", [go.Scatter(y=[1])])
+    b = SliderStep("b", [go.Scatter(y=[1]), go.Scatter(y=[2])])
+    with pytest.raises(ValueError, match="traces"):
+        slider_figure([a, b], slider_label="s")
+    with pytest.raises(ValueError, match="distinct"):
+        slider_figure([a, SliderStep("a", [go.Scatter(y=[2])])], slider_label="s")
+    with pytest.raises(ValueError, match="active"):
+        slider_figure([a], slider_label="s", active=3)
+
+
+def test_landscape_with_paths():
+    fig = landscape_figure(lambda p: float(p @ p), (-1, 1), (-1, 1), {"GD": np.array([[1, 1], [0, 0]])}, n=10)
+    assert fig.data[0].type == "contour" and fig.data[1].name == "GD"
+    assert np.asarray(fig.data[0].z).shape == (10, 10)
+    with pytest.raises(ValueError, match="k x 2"):
+        landscape_figure(lambda p: 0.0, (-1, 1), (-1, 1), {"bad": np.zeros((3, 3))}, n=5)
+    with pytest.raises(ValueError, match="xlim"):
+        landscape_figure(lambda p: 0.0, (1, -1), (-1, 1), n=5)
+
+
+def test_tables_render_html():
+    r = ClaimResult("01", "x", "title", "expect", {"a": 1.23456}, True, True, 0.1, True)
+    html = claim_table(r)._repr_html_()
+    assert "1.235" in html and "reproduces" in html
+    bad = ClaimResult("01", "x", "t", "e", {}, False, True, 0.1, True)
+    assert "FAILS" in claim_table([bad])._repr_html_()
+    assert "<td>2</td>" in records_table([{"n": 2}])._repr_html_()
+
+
+def test_book_renderer_emits_a_bare_div(monkeypatch):
+    bundle = BookRenderer().to_mimebundle(go.Figure(go.Scatter(y=[1, 2])).to_dict())
+    html = bundle["text/html"]
+    assert list(bundle) == ["text/html"]
+    assert "<div" in html and "Plotly.newPlot" in html
+    assert "cdn.plot.ly" not in html and "mathjax" not in html.lower() and len(html) < 20_000
+    monkeypatch.setenv("OPTBOOK_BUILD", "1")
+    before = pio.renderers.default
+    try:
+        use_book_renderer_if_building()
+        assert pio.renderers.default == "book"
+    finally:
+        pio.renderers.default = before
