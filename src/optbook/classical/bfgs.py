@@ -418,7 +418,7 @@ def phase_traces(res: Result) -> list:
 def _phase_axes(fig: go.Figure) -> go.Figure:
     fig.update_layout(yaxis=dict(type="log", title="Newton decrement lambda_t (log)", exponentformat="power"),
                       yaxis2=dict(title="step size eta_t", overlaying="y", side="right", range=[0, 1.25],
-                                  showgrid=False))
+                                  dtick=0.25, showgrid=False))
     return fig
 
 

@@ -19,9 +19,10 @@ def base_layout(fig: go.Figure, *, title: str | None = None, xaxis_title: str | 
     """Apply the book's layout: white template, readable fonts, legend above the plot."""
     fig.update_layout(
         template="plotly_white", height=height, font=dict(size=13),
-        title=dict(text=title, x=0.01, xanchor="left") if title else None,
+        # Title at the very top, legend (up to two rows) between it and the plot.
+        title=dict(text=title, x=0.01, xanchor="left", y=0.98, yanchor="top") if title else None,
         legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0, xanchor="left"),
-        margin=dict(l=70, r=20, t=80 if title else 50, b=60),
+        margin=dict(l=70, r=20, t=115 if title else 70, b=60),
         hovermode="closest",
     )
     fig.update_xaxes(title_text=xaxis_title, type="log" if logx else None, showline=True,
