@@ -202,6 +202,12 @@ def test_determinism_and_callback():
     assert np.all(np.isnan(r1.trace["error"]))  # no x_star given
 
 
+def test_crossover():
+    assert dp.crossover([1.0, 0.5, 0.3, 0.2], [2.0, 0.6, 0.1, 0.05]) == 2
+    assert dp.crossover([1.0, 0.5], [2.0, 0.6]) is None
+    assert dp.crossover([1.0, 0.5], [0.5, 0.1]) == 0
+
+
 def test_loglog_slope_and_indices():
     k = np.arange(1, 100)
     assert dp.loglog_slope(k, 3.0 / k**1.5) == pytest.approx(-1.5)
@@ -267,6 +273,8 @@ def test_bad_input_is_rejected():
         (lambda: dp.loglog_slope([1, 2], [1.0]), "same length"),
         (lambda: dp.level_set_traces(-1.0), "sigma"),
         (lambda: dp.race_traces(0.1), "kappa"),
+        (lambda: dp.crossover([1.0, 2.0], [1.0]), "err_a"),
+        (lambda: dp.path_figure(n_steps=0), "n_steps"),
     ]
     for make, word in cases:
         with pytest.raises(ValueError, match=word):

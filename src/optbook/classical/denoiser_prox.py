@@ -39,7 +39,7 @@ from ..core import (
     check_vector,
     random_orthogonal,
 )
-from ..viz import SliderStep, base_layout, color_for, slider_figure
+from ..viz import Phase, SliderStep, base_layout, color_for, landscape_figure, phase_layout, slider_figure
 from ..widgets import Explorer, Slider
 
 Denoiser = Callable[[np.ndarray, float], np.ndarray]
@@ -583,14 +583,15 @@ XLIM, YLIM = (-0.25, 1.25), (-0.35, 1.15)
 
 
 @lru_cache(maxsize=64)
-def _level_set_data(sigma: float, kappa: float, n: int = 90) -> dict:
+def _level_set_data(sigma: float, kappa: float, n: int = 70) -> dict:
     prior = anisotropic_gaussian(kappa)
     xs, ys = np.linspace(*XLIM, n), np.linspace(*YLIM, n)
     X = np.stack(np.meshgrid(xs, ys), axis=-1)
     Z = smoothed_objective(prior, X, Y2, 1.0, sigma)
     path = np.array([prior.smoothed_prox(Y2, 1.0, s) for s in np.linspace(0, 3, 61)])
     curv = 1.0 + 1.0 / (prior.eig + sigma**2)  # Hessian eigenvalues of F_sigma (tau = 1)
-    return {"xs": xs, "ys": ys, "logZ": np.log10(Z - Z.min() + 1e-3), "min": prior.smoothed_prox(Y2, 1.0, sigma),
+    return {"xs": xs, "ys": ys, "logZ": np.log10(Z - Z.min() + 1e-3).astype(np.float32),
+            "min": prior.smoothed_prox(Y2, 1.0, sigma),
             "prox": prior.prox(Y2, 1.0), "path": path, "cond": float(curv.max() / curv.min())}
 
 
@@ -619,7 +620,7 @@ def level_set_traces(sigma: float, kappa: float = 500.0) -> list:
 def level_set_note(sigma: float, kappa: float = 500.0) -> dict:
     """Layout annotation giving the condition number of F_sigma (shown in each frame)."""
     d = _level_set_data(float(sigma), float(kappa))
-    return {"annotations": [dict(x=0.01, y=0.01, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
+    return {"annotations": [dict(x=0.5, y=0.01, xref="paper", yref="paper", xanchor="center", yanchor="bottom",
                                  showarrow=False, bgcolor="rgba(255,255,255,0.85)",
                                  text=f"σ = {sigma:g}: condition number of F_σ = {d['cond']:.1f}")]}
 
@@ -627,8 +628,8 @@ def level_set_note(sigma: float, kappa: float = 500.0) -> dict:
 def _level_layout(fig: go.Figure, height: int = 520) -> go.Figure:
     base_layout(fig, xaxis_title="x<sub>1</sub> (well-determined direction)",
                 yaxis_title="x<sub>2</sub> (stiff direction, prior variance 1/κ)", height=height)
-    fig.update_xaxes(range=list(XLIM), autorange=False)
-    fig.update_yaxes(range=list(YLIM), autorange=False, scaleanchor="x", scaleratio=1)
+    fig.update_xaxes(range=list(XLIM), autorange=False, constrain="domain")
+    fig.update_yaxes(range=list(YLIM), autorange=False, scaleanchor="x", scaleratio=1, constrain="domain")
     return fig
 
 
@@ -718,6 +719,90 @@ def race_figure(kappa: float = 500.0) -> go.Figure:
     return fig
 
 
+def crossover(err_a: np.ndarray, err_b: np.ndarray) -> int | None:
+    """First k from which err_b <= err_a for good (None if never): where method b overtakes a."""
+    err_a, err_b = np.asarray(err_a, dtype=float), np.asarray(err_b, dtype=float)
+    if err_a.ndim != 1 or err_a.shape != err_b.shape or err_a.size == 0:
+        raise ValueError("err_a and err_b must be non-empty 1-D arrays of the same length")
+    ahead = err_b <= err_a
+    if not ahead[-1]:
+        return None
+    behind = np.flatnonzero(~ahead)
+    return int(behind[-1] + 1) if behind.size else 0
+
+
+def watch_figure(kappa: float = 500.0, k_max: int = 3000) -> go.Figure:
+    """Error of MMSE averaging, naive GD and fixed-sigma averaging on the kappa-conditioned
+    Gaussian (linear k axis up to ``k_max``, log error axis), the Theorem-1 bound, and two phases:
+    up to the measured crossover averaging is ahead, after it GD's linear rate wins."""
+    ex = gaussian_race(float(kappa))
+    k_max = check_int(k_max, "k_max", minimum=10)
+    idx = np.unique(np.concatenate([np.arange(0, min(k_max, 60) + 1),
+                                    np.linspace(0, k_max, 240).round().astype(int)]))
+    data = []
+    for i, (name, res) in enumerate(ex["runs"].items()):
+        err = np.maximum(res.trace["error"][idx], 1e-16)
+        data.append(go.Scatter(x=idx, y=err, mode="lines", name=name, line=dict(color=color_for(i), width=2.4)))
+    kb = idx[idx >= 1]
+    data.append(go.Scatter(x=kb, y=ex["bound"][kb - 1], mode="lines", name="Theorem-1 bound",
+                           line=dict(color="#555", dash="dash", width=1.8)))
+    fig = go.Figure(data)
+    k_cross = crossover(ex["runs"]["MMSE averaging"].trace["error"], ex["runs"]["naive GD"].trace["error"])
+    if k_cross is not None and k_cross < k_max:
+        fig.update_layout(**phase_layout([Phase(0, k_cross, "averaging ahead: GD crawls"),
+                                          Phase(k_cross, k_max, "GD's linear rate wins")]))
+    base_layout(fig, xaxis_title="iteration k", yaxis_title="error ||x_k − prox(y)|| (log scale)", logy=True,
+                height=450)
+    fig.update_xaxes(range=[0, k_max])
+    fig.update_yaxes(range=[-16.5, 0.5])
+    return fig
+
+
+@lru_cache(maxsize=2)
+def _path_grid(kappa: float, n: int = 80) -> tuple:
+    prior = anisotropic_gaussian(kappa)
+    xs, ys = np.linspace(*XLIM, n), np.linspace(*YLIM, n)
+    Z = smoothed_objective(prior, np.stack(np.meshgrid(xs, ys), axis=-1), Y2, 1.0, 0.0)
+    return xs, ys, np.log10(Z - Z.min() + 1e-3).astype(np.float32)
+
+
+def path_figure(kappa: float = 500.0, n_steps: int = 40) -> go.Figure:
+    """The first ``n_steps`` iterates of MMSE averaging and naive GD over the contours of F."""
+    ex = gaussian_race(float(kappa))
+    n_steps = check_int(n_steps, "n_steps", minimum=1)
+    fig = landscape_figure(None, XLIM, YLIM, values=_path_grid(float(kappa)), paths={
+        name: ex["runs"][name].iterates[: n_steps + 1] for name in ("MMSE averaging", "naive GD")},
+        xaxis_title="x<sub>1</sub>", yaxis_title="x<sub>2</sub> (stiff direction)", height=500)
+    fig.data[0].update(colorbar=dict(title=dict(text="log10(F − min F)", side="right")))
+    fig.add_trace(go.Scatter(x=[ex["x_star"][0]], y=[ex["x_star"][1]], mode="markers", name="prox(y)",
+                             marker=dict(symbol="star", size=15, color=color_for(1),
+                                         line=dict(color="white", width=1))))
+    fig.update_xaxes(constrain="domain")
+    fig.update_yaxes(scaleanchor="x", scaleratio=1, constrain="domain")
+    return fig
+
+
+def beyond_gaussian_figure(k_max_logcosh: int = 1000, k_max_laplace: int = 3000) -> go.Figure:
+    """Error vs k (log-log) on the log-cosh prior (averaging and naive GD) and on the Laplace
+    prior (averaging; nonsmooth, outside Theorem 1), with 1/k and 1/sqrt(k) reference lines."""
+    lc, la = logcosh_run(k_max_logcosh), laplace_run(k_max_laplace)
+    data = [
+        _error_line(lc["runs"]["MMSE averaging"], "MMSE averaging, log-cosh prior (L = 400)", color_for(0)),
+        _error_line(lc["runs"]["naive GD"], "naive GD, log-cosh prior", color_for(1)),
+        _error_line(la["result"], "MMSE averaging, Laplace prior (nonsmooth)", color_for(3)),
+    ]
+    k = np.geomspace(1, k_max_laplace, 50)
+    e_lc = lc["runs"]["MMSE averaging"].trace["error"]
+    e_la = la["result"].trace["error"]
+    data += [go.Scatter(x=k, y=2 * e_lc[1] / (k + 1), mode="lines", name="reference 1/k",
+                        line=dict(color="#999", dash="dot", width=1.5)),
+             go.Scatter(x=k, y=2 * e_la[1] * np.sqrt(2 / (k + 1)), mode="lines", name="reference 1/√k",
+                        line=dict(color="#999", dash="dash", width=1.5))]
+    fig = base_layout(go.Figure(data), logx=True, logy=True, height=450, **RACE_AXES)
+    fig.update_yaxes(range=[-16.5, 1])
+    return fig
+
+
 SCHEDULES = {  # label -> (alpha_scale c, sigma_scale s)
     "paper (c=1, s=1)": (1.0, 1.0),
     "σ² halved (s=0.5)": (1.0, 0.5),
@@ -751,7 +836,7 @@ def schedule_slider(active: int = 1) -> go.Figure:
     """Static twin of ``EXPLORER_SCHEDULE``: one frame per named schedule in ``SCHEDULES``."""
     steps = [SliderStep(lab, schedule_traces(c, s)) for lab, (c, s) in SCHEDULES.items()]
     fig = slider_figure(steps, slider_label="schedule", active=active, logx=True, logy=True, **SCHEDULE_AXES)
-    fig.update_yaxes(range=[-16.5, 0.5])
+    fig.update_yaxes(range=[-4.0, 0.3])
     return fig
 
 
@@ -760,7 +845,7 @@ def schedule_figure(alpha_scale: float = 1.0, sigma_scale: float = 0.5) -> go.Fi
     _precompute_schedules()
     fig = base_layout(go.Figure(schedule_traces(alpha_scale, sigma_scale)), logx=True, logy=True,
                       **SCHEDULE_AXES)
-    fig.update_yaxes(range=[-16.5, 0.5])
+    fig.update_yaxes(range=[-4.0, 0.3])
     return fig
 
 
