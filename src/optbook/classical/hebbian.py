@@ -45,8 +45,16 @@ from ..core import (
     check_positive,
     check_vector,
 )
-from ..viz import Phase, SliderStep, base_layout, color_for, convergence_figure, slider_figure
-from ..viz.convergence import LOG_FLOOR, phase_layout
+from ..viz import (
+    Phase,
+    SliderStep,
+    base_layout,
+    color_for,
+    convergence_figure,
+    convergence_traces,
+    phase_layout,
+    slider_figure,
+)
 from ..widgets import Choice, Explorer, Slider
 
 SPIKES = ("onehot", "bernoulli")
@@ -166,8 +174,10 @@ def _softmax(u: np.ndarray) -> np.ndarray:
 
 def _gap_from_logits(u: np.ndarray) -> np.ndarray:
     """1 - max_i p_i for p = softmax(u), without cancellation (accurate far below 1e-16)."""
-    s = _unnormalised(u).sum(axis=0)
-    return (s - 1.0) / s
+    e = _unnormalised(u)
+    e[u.argmax(axis=0), np.arange(u.shape[1])] = 0.0  # drop the largest term (exactly 1)
+    others = e.sum(axis=0)
+    return others / (1.0 + others)
 
 
 def _gap_from_p(p: np.ndarray) -> np.ndarray:
@@ -203,8 +213,9 @@ def _start(p0, n_replicas) -> tuple[np.ndarray, int]:
 
 
 def _run(method: str, p: np.ndarray, step: Callable, n_steps: int, *, logspace: bool, alpha: float,
-         target, record_every: int, keep_paths: int, meta: dict) -> Result:
-    """Iterate ``step(state) -> state`` and record a row every ``record_every`` steps (and the last)."""
+         target, record_every: int, keep_paths: int, meta: dict, gamma: np.ndarray | None = None) -> Result:
+    """Iterate ``step(state) -> state`` and record a row every ``record_every`` steps (and the last).
+    The objective recorded is L(p) = -p^T gamma p / 2 (gamma = I by default)."""
     n, d = p.shape
     n_steps = check_int(n_steps, "n_steps", minimum=0)
     record_every = check_int(record_every, "record_every", minimum=1)
@@ -221,11 +232,14 @@ def _run(method: str, p: np.ndarray, step: Callable, n_steps: int, *, logspace: 
     trace = Trace(method, meta={"alpha": alpha, "n_replicas": n, **meta})
     paths, gaps = [], []
 
+    def objective(q: np.ndarray) -> float:
+        return float(np.mean(-0.5 * np.sum(q * (q if gamma is None else q @ gamma), axis=1)))
+
     def record(k: int) -> None:
         q = (_softmax(state) if logspace else state).T
         gap = _gap_from_logits(state) if logspace else _gap_from_p(state)
-        field = _field(q)
-        trace.record(iteration=k, objective=float(np.mean(-0.5 * np.sum(q * q, axis=1))),
+        field = _field(q, gamma)
+        trace.record(iteration=k, objective=objective(q),
                      grad_norm=float(np.mean(np.linalg.norm(field, axis=1))), step_size=alpha,
                      gap_mean=float(gap.mean()), gap_median=float(np.median(gap)),
                      gap_q90=float(np.quantile(gap, 0.9)),
@@ -242,7 +256,7 @@ def _run(method: str, p: np.ndarray, step: Callable, n_steps: int, *, logspace: 
     record(n_steps)
     p_final = (_softmax(state) if logspace else state).T
     winner = p_final.argmax(axis=1)
-    res = Result(x=p_final, fun=float(np.mean(-0.5 * np.sum(p_final ** 2, axis=1))), nit=n_steps,
+    res = Result(x=p_final, fun=objective(p_final), nit=n_steps,
                  success=True, message=f"ran {n_steps} steps", trace=trace, winner=winner,
                  success_rate=float(np.mean(winner == target)),
                  gap=gaps[-1], gap_history=np.array(gaps))
@@ -391,7 +405,7 @@ def replicator(
         return u + np.log1p(alpha * (g @ _softmax(u)))
 
     return _run(method_name, p, step, n_steps, logspace=True, alpha=alpha, target=target,
-                record_every=record_every, keep_paths=min(keep_paths, p.shape[0]), meta={})
+                record_every=record_every, keep_paths=min(keep_paths, p.shape[0]), meta={}, gamma=g)
 
 
 def projected_sgd(
@@ -500,6 +514,9 @@ def _mean_run(alpha: float, n_steps: int, record_every: int) -> Result:
                       method_name="replicator")
 
 
+NOISE_SCALES = (0.0, 0.5, 1.0, 2.0, 4.0)
+
+
 @lru_cache(maxsize=32)
 def convergence_experiment(noise_scale: float = 1.0, alpha: float = 0.01, n_replicas: int = 200,
                            horizon: float = 30.0, seed: int = 0, record_every: int = 15) -> dict[str, Result]:
@@ -524,16 +541,31 @@ def _phases(trace: Trace) -> list[Phase]:
 
 
 def phases_parts(noise_scale: float = 1.0) -> tuple[list, dict]:
-    """Traces (median over replicas of 1 - max_i p_i for each method) and the phase shading at one noise level:
+    """Traces (mean over replicas of 1 - max_i p_i for each method; the mean, not the median,
+    because about half of the projected-SGD runs sit exactly on a vertex at any moment) and the phase shading at one noise level:
     shared by the static slider figure and the live explorer."""
-    from ..viz import convergence_traces
-
+    if noise_scale in NOISE_SCALES:
+        _warm_noise_grid()
     runs = convergence_experiment(float(noise_scale))
-    traces = [r.trace for r in runs.values()]
-    return convergence_traces(traces, y="gap_median"), phase_layout(_phases(runs["STDP"].trace))
+    data = convergence_traces([r.trace for r in runs.values()], y="gap_mean")
+    data[1].line.dash = "dash"  # noisy EG lies on top of STDP
+    layout = phase_layout(_phases(runs["STDP"].trace))
+    layout["annotations"].append(dict(
+        x=0.99, y=0.04, xref="paper", yref="paper", xanchor="right", yanchor="bottom", showarrow=False,
+        bgcolor="rgba(255,255,255,0.8)", font=dict(size=12),
+        text=f"runs ending at e<sub>1</sub>: STDP {runs['STDP'].success_rate:.2f}, "
+             f"projected SGD {runs['projected SGD'].success_rate:.2f}"))
+    return data, layout
 
 
-_PHASE_AXES = dict(xaxis_title="postsynaptic spikes k", yaxis_title="median of 1 - max<sub>i</sub> p<sub>i</sub>(k)")
+@lru_cache(maxsize=1)
+def _warm_noise_grid() -> None:
+    """Run the whole slider grid on the first request, so that every later move is a cache hit."""
+    for s in NOISE_SCALES:
+        convergence_experiment(float(s))
+
+
+_PHASE_AXES = dict(xaxis_title="postsynaptic spikes k", yaxis_title="mean of 1 - max<sub>i</sub> p<sub>i</sub>(k)")
 
 
 def phases_figure(noise_scale: float = 1.0) -> go.Figure:
@@ -544,9 +576,6 @@ def phases_figure(noise_scale: float = 1.0) -> go.Figure:
     base_layout(fig, logy=True, height=450, **_PHASE_AXES)
     fig.update_yaxes(range=[-16.3, 0.2])
     return fig
-
-
-NOISE_SCALES = (0.0, 0.5, 1.0, 2.0, 4.0)
 
 
 def phases_slider_figure(values=NOISE_SCALES, active: float = 1.0) -> go.Figure:
@@ -574,16 +603,15 @@ def to_triangle(p) -> tuple[np.ndarray, np.ndarray]:
 
 
 @lru_cache(maxsize=1)
-def _loss_grid(n: int = 45) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _loss_grid(n: int = 41) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """L on a grid of the triangle's bounding box. L = -|p|^2/2 extends to the whole plane
+    sum p = 1, so the contours are smooth up to the edges; white shapes hide the outside."""
     xs, ys = np.linspace(0, 1, n), np.linspace(0, SQRT3_2, n)
     X, Y = np.meshgrid(xs, ys)
     p1 = Y / SQRT3_2
     p3 = X - 0.5 * p1
     p2 = 1 - p1 - p3
-    P = np.stack([p1, p2, p3], axis=-1)
-    Z = -0.5 * np.sum(P * P, axis=-1)
-    Z[np.any(P < -1e-9, axis=-1)] = np.nan
-    return xs, ys, Z
+    return np.round(xs, 4), np.round(ys, 4), np.round(-0.5 * (p1**2 + p2**2 + p3**2), 4)
 
 
 @lru_cache(maxsize=1)
@@ -604,7 +632,7 @@ def _field_segments(m: int = 9, length: float = 0.055) -> tuple[list, list]:
         h = 0.35  # arrowhead: two short strokes back from the tip
         xs += [x0, x1, x1 - h * (u - 0.5 * v), None, x1, x1 - h * (u + 0.5 * v), None]
         ys += [y0, y1, y1 - h * (v + 0.5 * u), None, y1, y1 - h * (v - 0.5 * u), None]
-    return xs, ys
+    return [None if v is None else round(float(v), 4) for v in xs], [None if v is None else round(float(v), 4) for v in ys]
 
 
 def _joined(paths: np.ndarray) -> tuple[list, list]:
@@ -612,8 +640,8 @@ def _joined(paths: np.ndarray) -> tuple[list, list]:
     xs, ys = [], []
     for r in range(paths.shape[1]):
         x, y = to_triangle(paths[:, r])
-        xs += list(x) + [None]
-        ys += list(y) + [None]
+        xs += np.round(x, 4).tolist() + [None]  # 4 decimals: invisible, and a lighter page
+        ys += np.round(y, 4).tolist() + [None]
     return xs, ys
 
 
@@ -626,14 +654,24 @@ def _mean_paths(alpha: float, n_steps: int, every: int) -> np.ndarray:
 def simplex_experiment(alpha: float = 0.05, spikes: str = "onehot", per_start: int = 2,
                        horizon: float = 20.0, seed: int = 5) -> dict:
     """STDP paths (``per_start`` replicas from each of the four starts) and replicator paths
-    for K = horizon/alpha spikes, subsampled to <= ~150 points each. Cached."""
+    for K = horizon/alpha spikes, subsampled to <= ~100 points each. Cached."""
     n_steps = int(round(horizon / alpha))
-    every = max(1, n_steps // 150)
+    every = max(1, n_steps // 100)
     starts = np.repeat(STARTS, per_start, axis=0)
     run = stdp(starts, alpha=alpha, n_steps=n_steps, spikes=spikes, record_every=every,
                keep_paths=starts.shape[0], rng=seed)
     return {"stdp": run.paths, "replicator": _mean_paths(alpha, n_steps, every), "winner": run.winner,
             "target": starts.argmax(axis=1), "n_steps": n_steps}
+
+
+SIMPLEX_ALPHAS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
+
+
+@lru_cache(maxsize=2)
+def _warm_alpha_grid(spikes: str) -> None:
+    """Run the whole alpha grid of one spike model on its first request (later moves hit the cache)."""
+    for a in SIMPLEX_ALPHAS:
+        simplex_experiment(a, spikes)
 
 
 _START_NAMES = ("start (0.25, 0.40, 0.35)", "start (0.40, 0.27, 0.33)", "start (0.22, 0.38, 0.40)",
@@ -642,10 +680,13 @@ _START_NAMES = ("start (0.25, 0.40, 0.35)", "start (0.40, 0.27, 0.33)", "start (
 
 def simplex_parts(alpha: float = 0.05, spikes: str = "onehot") -> list:
     """The traces of the simplex picture (always the same eight, so slider frames line up)."""
+    if alpha in SIMPLEX_ALPHAS:
+        _warm_alpha_grid(spikes)
     ex = simplex_experiment(float(alpha), spikes)
     xs, ys, Z = _loss_grid()
-    data = [go.Contour(x=xs, y=ys, z=Z, colorscale="Blues_r", ncontours=14, opacity=0.75,
-                       colorbar=dict(title=dict(text="L(p)", side="right")), showlegend=False,
+    data = [go.Contour(x=xs, y=ys, z=Z, colorscale="Blues_r", opacity=0.75, zmin=-0.5, zmax=-1 / 6,
+                       contours=dict(start=-0.5, end=-1 / 6, size=1 / 30),
+                       colorbar=dict(title=dict(text="L(p)", side="right"), len=0.8, tickformat=".2f"), showlegend=False,
                        hoverinfo="skip", line=dict(width=0.5))]
     fx, fy = _field_segments()
     data.append(go.Scatter(x=fx, y=fy, mode="lines", name="replicator field", hoverinfo="skip",
@@ -667,7 +708,15 @@ def simplex_parts(alpha: float = 0.05, spikes: str = "onehot") -> list:
 def _simplex_layout(fig: go.Figure) -> go.Figure:
     notes = [("e<sub>1</sub> (most active, lambda = 10)", 0.5, SQRT3_2 + 0.03, "bottom"),
              ("e<sub>2</sub> (lambda = 7.5)", 0.0, -0.03, "top"), ("e<sub>3</sub> (lambda = 5)", 1.0, -0.03, "top")]
-    fig.update_layout(annotations=[dict(x=x, y=y, text=t, showarrow=False, yanchor=a, font=dict(size=13))
+    top, pad = SQRT3_2, 0.2
+    outside = [f"M -{pad} -0.01 L 0 0 L 0.5 {top} L 0.5 {top + pad} L -{pad} {top + pad} Z",
+               f"M {1 + pad} -0.01 L 1 0 L 0.5 {top} L 0.5 {top + pad} L {1 + pad} {top + pad} Z"]
+    shapes = [dict(type="path", path=pth, fillcolor="white", line=dict(width=0), layer="above")
+              for pth in outside]
+    shapes.append(dict(type="path", path=f"M 0 0 L 1 0 L 0.5 {top} Z", line=dict(color="#444", width=1.5),
+                       layer="above"))
+    fig.update_layout(shapes=shapes,
+                      annotations=[dict(x=x, y=y, text=t, showarrow=False, yanchor=a, font=dict(size=13))
                                    for t, x, y, a in notes])
     fig.update_xaxes(range=[-0.12, 1.12], visible=False, autorange=False)
     fig.update_yaxes(range=[-0.12, SQRT3_2 + 0.12], visible=False, scaleanchor="x", autorange=False)
@@ -679,9 +728,6 @@ def simplex_figure(alpha: float = 0.05, spikes: str = "onehot") -> go.Figure:
     """Live twin of :func:`simplex_slider_figure`."""
     fig = base_layout(go.Figure(simplex_parts(alpha, spikes)), height=620)
     return _simplex_layout(fig)
-
-
-SIMPLEX_ALPHAS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
 
 
 def simplex_slider_figure(values=SIMPLEX_ALPHAS, active: float = 0.05) -> go.Figure:
@@ -709,8 +755,27 @@ EXPLORER_PHASES = Explorer(
 def watch_figure() -> go.Figure:
     """Convergence of the four methods at sigma = 1, alpha = 0.01, with the phases named."""
     runs = convergence_experiment(1.0)
-    return convergence_figure([r.trace for r in runs.values()], y="gap_median",
-                              phases=_phases(runs["STDP"].trace), height=460, **_PHASE_AXES)
+    fig = convergence_figure([r.trace for r in runs.values()], y="gap_mean",
+                             phases=_phases(runs["STDP"].trace), height=460, **_PHASE_AXES)
+    fig.data[1].line.dash = "dash"  # noisy EG lies on top of STDP
+    return fig
+
+
+@lru_cache(maxsize=4)
+def multi_output_figure(alphas: tuple[float, ...] = (0.01, 0.0075, 0.005), n_steps: int = 4000,
+                        seed: int = 0) -> go.Figure:
+    """Three outputs with Gram-Schmidt (lam = (10, 7.5, 5)): the probability p_{m,i}(k) that
+    output m's next spike is caused by input i, for every pair (colour: output, dash: input)."""
+    out = stdp_multi_output(LAMBDA, list(alphas), n_steps=n_steps, rng=seed, record_every=max(1, n_steps // 250))
+    fig = go.Figure()
+    dashes = ("solid", "dash", "dot")
+    for m in range(len(alphas)):
+        for i in range(LAMBDA.size):
+            fig.add_trace(go.Scatter(x=out["iteration"], y=out["p"][:, m, i], mode="lines",
+                                     name=f"output {m + 1}, input {i + 1}",
+                                     line=dict(color=color_for(m), dash=dashes[i % 3], width=2)))
+    return base_layout(fig, xaxis_title="postsynaptic spikes k (per output)",
+                       yaxis_title="p<sub>m,i</sub>(k)", height=470)
 
 
 # --------------------------------------------------------------------------- claims

@@ -35,7 +35,6 @@ from ..core import (
     Trace,
     as_rng,
     check_choice,
-    check_in_range,
     check_int,
     check_matrix,
     check_positive,
@@ -110,16 +109,18 @@ class SparseLeastSquares(Problem):
         self.y = check_vector(self.y, "y", self.n)
         if self.theta_star is not None:
             self.theta_star = check_vector(self.theta_star, "theta_star", self.dim)
+        self._XT = np.ascontiguousarray(self.X.T)  # X^T r reads rows: faster when contiguous
 
     def residual(self, theta: np.ndarray) -> np.ndarray:
-        return self.X @ self._x(theta) - self.y
+        """X theta - y, using only the nonzero columns when theta is sparse (IHT iterates are)."""
+        return _sparse_matvec(self.X, self._x(theta)) - self.y
 
     def fun(self, theta: np.ndarray) -> float:
         r = self.residual(theta)
         return float(0.5 * (r @ r) / self.n)
 
     def jac(self, theta: np.ndarray) -> np.ndarray:
-        return self.X.T @ self.residual(theta) / self.n
+        return self._XT @ self.residual(theta) / self.n
 
     def hess(self, theta: np.ndarray) -> np.ndarray:
         self._x(theta)
@@ -151,13 +152,14 @@ class SparseLogistic(Problem):
         if self.theta_star is not None:
             self.theta_star = check_vector(self.theta_star, "theta_star", self.dim)
         self._yx = self.y[:, None] * self.X
+        self._yxT = np.ascontiguousarray(self._yx.T)
 
     def fun(self, theta: np.ndarray) -> float:
-        return float(np.mean(np.logaddexp(0.0, -(self._yx @ self._x(theta)))))
+        return float(np.mean(np.logaddexp(0.0, -_sparse_matvec(self._yx, self._x(theta)))))
 
     def jac(self, theta: np.ndarray) -> np.ndarray:
-        s = expit(-(self._yx @ self._x(theta)))
-        return -(self._yx.T @ s) / self.n
+        s = expit(-_sparse_matvec(self._yx, self._x(theta)))
+        return -(self._yxT @ s) / self.n
 
     def hess(self, theta: np.ndarray) -> np.ndarray:
         p = expit(self._yx @ self._x(theta))
@@ -172,6 +174,14 @@ class SparseLogistic(Problem):
         theta = np.zeros(self.dim)
         theta[support] = res.x
         return theta
+
+
+def _sparse_matvec(A: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """A @ theta touching only the columns where theta is nonzero (when fewer than a quarter)."""
+    nz = np.flatnonzero(theta)
+    if 4 * nz.size >= theta.size:
+        return A @ theta
+    return A[:, nz] @ theta[nz]
 
 
 def _check_support(support, dim: int) -> np.ndarray:
@@ -434,50 +444,61 @@ def statistical_precision(sigma: float, s: int, n: int, d: int, factor: float = 
     return float(factor * sigma * np.sqrt(s * np.log(d) / n))
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=32)
+def regression_setup(d: int, n: int = 200, s: int = 5, sigma: float = 0.5, seed: int = 0) -> dict:
+    """One synthetic regression problem with its oracle fit, f_hat, target and L (cached)."""
+    prob = make_sparse_regression(n, d, s, sigma, np.random.default_rng(check_int(seed, "seed")))
+    theta_orc, f_hat = oracle_fit(prob)
+    return {"problem": prob, "f_hat": f_hat, "target": statistical_precision(sigma, s, n, d),
+            "L": global_smoothness(prob.X), "mp_edge": marchenko_pastur_edge(n, d),
+            "oracle_error": float(np.linalg.norm(theta_orc - prob.theta_star))}
+
+
+@lru_cache(maxsize=512)
+def _run_rule(rule: str, d: int, n: int, s: int, sigma: float, seed: int, s_tilde: int, s_g: int,
+              maxiter: int, stop_at_precision: bool) -> Result:
+    setup = regression_setup(d, n, s, sigma, seed)
+    prob = setup["problem"]
+    common = dict(sparsity=s_tilde, theta_star=prob.theta_star, maxiter=maxiter, f_hat=setup["f_hat"],
+                  tol=setup["target"] if stop_at_precision else 0.0)
+    if rule == "constant":
+        return iht(prob.fun, np.zeros(d), prob.jac, step="constant", eta=1.0 / setup["L"], **common)
+    return iht(prob.fun, np.zeros(d), prob.jac, step=rule, grad_sparsity=s_g, **common)
+
+
 def compare_rules(d: int, *, n: int = 200, s: int = 5, sigma: float = 0.5, seed: int = 0,
                   sparsity_factor: int = 2, grad_sparsity: int | None = None, maxiter: int = 3000,
                   stop_at_precision: bool = False, rules: tuple[str, ...] = RULES) -> dict:
     """Run IHT with each step rule on one synthetic regression problem (the card's check).
 
     f_hat is the oracle least-squares loss; the target is 2 sigma sqrt(s log d / n); s_g defaults
-    to s~ + s. Cached, so the chapter's static slider figures and live explorers share the runs.
+    to s~ + s. Each run is cached, so the claim, the chapter's static slider figures and the live
+    explorers share them.
 
     Returns a dict with ``runs`` (Result per rule), ``iters`` (iterations to the target, None if
     never), ``target``, ``L`` (global smoothness), ``mp_edge``, ``oracle_error``, ``problem``.
     """
     for r in rules:
         check_choice(r, "rules", RULES)
-    rng = np.random.default_rng(check_int(seed, "seed"))
-    prob = make_sparse_regression(n, d, s, sigma, rng)
-    theta_orc, f_hat = oracle_fit(prob)
-    s_tilde = check_int(sparsity_factor, "sparsity_factor", minimum=1) * s
-    s_g = s_tilde + s if grad_sparsity is None else grad_sparsity
-    target = statistical_precision(sigma, s, n, d)
-    L = global_smoothness(prob.X)
-    common = dict(sparsity=s_tilde, theta_star=prob.theta_star, maxiter=maxiter,
-                  tol=target if stop_at_precision else 0.0)
-    x0 = np.zeros(d)
-    runs = {}
-    for r in rules:
-        if r == "constant":
-            runs[r] = iht(prob.fun, x0, prob.jac, step="constant", eta=1.0 / L, f_hat=f_hat, **common)
-        else:
-            runs[r] = iht(prob.fun, x0, prob.jac, step=r, f_hat=f_hat, grad_sparsity=s_g, **common)
-    iters = {r: res.trace.first_below("error", target) for r, res in runs.items()}
-    return {"runs": runs, "iters": iters, "target": target, "L": L, "mp_edge": marchenko_pastur_edge(n, d),
-            "oracle_error": float(np.linalg.norm(theta_orc - prob.theta_star)), "f_hat": f_hat,
-            "s_tilde": s_tilde, "s_g": s_g, "problem": prob}
+    s_tilde = check_int(sparsity_factor, "sparsity_factor", minimum=1) * check_int(s, "s", minimum=1)
+    s_g = s_tilde + s if grad_sparsity is None else check_int(grad_sparsity, "grad_sparsity", minimum=1)
+    setup = regression_setup(d, n, s, sigma, seed)
+    runs = {r: _run_rule(r, d, n, s, sigma, seed, s_tilde, s_g, check_int(maxiter, "maxiter"),
+                         bool(stop_at_precision)) for r in rules}
+    iters = {r: res.trace.first_below("error", setup["target"]) for r, res in runs.items()}
+    return {**setup, "runs": runs, "iters": iters, "s_tilde": s_tilde, "s_g": s_g}
 
 
 @lru_cache(maxsize=64)
 def compare_rules_logistic(d: int, *, n: int = 400, s: int = 5, norm: float = 3.0, seed: int = 0,
-                           sparsity_factor: int = 2, maxiter: int = 3000, eta_max: float = 50.0,
+                           sparsity_factor: int = 1, maxiter: int = 1500, eta_max: float = 50.0,
                            factor: float = 2.0) -> dict:
     """The logistic variant: Sparse Polyak and Polyak on sparse logistic regression (stopping at
     the target). f_hat is the oracle logistic fit's loss; the target error is ``factor`` times
     the oracle's own error ||theta_orc - theta*||, floored at 0.1 * ||theta*||. eta_max caps the
-    early steps, where the gap is large (the card's pitfall)."""
+    early steps, where the gap is large (the card's pitfall). The default s~ = s (sparsity_factor
+    1) is deliberate: with s~ = 2s the logistic loss of a 2s-sparse iterate reaches f_hat while its
+    coefficients are still shrunk, the gap closes and the run stops far from theta*."""
     rng = np.random.default_rng(check_int(seed, "seed"))
     prob = make_sparse_logistic(n, d, s, norm, rng)
     theta_orc, f_hat = oracle_fit(prob)
@@ -513,12 +534,12 @@ def claim_rate_invariance(fast: bool = False) -> Measured:
     seeds = (0, 1) if fast else (0, 1, 2)
     cap = 3000
     med = {}
-    for rule in ("sparse_polyak", "polyak", "constant"):
+    for rule in ("sparse_polyak", "polyak"):
         med[rule] = []
         for d in CLAIM_DIMS:
             counts = []
             for seed in seeds:
-                it = compare_rules(d, seed=seed, maxiter=cap, stop_at_precision=True)["iters"][rule]
+                it = compare_rules(d, seed=seed, maxiter=cap, stop_at_precision=True, rules=(rule,))["iters"][rule]
                 counts.append(cap if it is None else it)  # a lower bound when capped
             med[rule].append(float(np.median(counts)))
     sp, po = np.array(med["sparse_polyak"]), np.array(med["polyak"])
@@ -527,10 +548,214 @@ def claim_rate_invariance(fast: bool = False) -> Measured:
     slope = loglog_slope(CLAIM_DIMS, np.maximum(po, 1.0))
     values = {f"sparse_polyak_d{d}": v for d, v in zip(CLAIM_DIMS, sp)}
     values.update({f"polyak_d{d}": v for d, v in zip(CLAIM_DIMS, po)})
-    values.update({f"constant_d{d}": v for d, v in zip(CLAIM_DIMS, med["constant"])})
     values.update(sparse_polyak_spread=sp_spread, polyak_ratio_d8000=ratio, polyak_slope=slope)
     holds = sp_spread <= 3.0 and ratio >= 10.0 and slope >= 0.6
     return Measured(values, holds=holds,
                     summary=f"Sparse Polyak {sp.astype(int).tolist()}, Polyak {po.astype(int).tolist()} "
                             f"iterations; spread {sp_spread:.2f}, ratio {ratio:.1f}, slope {slope:.2f}",
                     details=med)
+
+
+# --------------------------------------------------------------------------- figures and explorers
+
+N_FIG = 200
+#: The d/n grid of the dimension slider (n = 200, so d = 100 ... 8000; d = 500, 2000, 8000 are the claim's).
+D_OVER_N = (0.5, 1.0, 2.5, 5.0, 10.0, 40.0)
+#: The s_g grid of the threshold slider (d = 2000, s = 5, s~ = 10: s_g = s ... d).
+SG_GRID = (5, 10, 15, 30, 60, 125, 250, 500, 1000, 2000)
+SG_D = 2000
+MAX_POINTS = 300
+
+
+def _thin(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """At most MAX_POINTS points per line (keeps the first and last)."""
+    if x.size <= MAX_POINTS:
+        return x, y
+    idx = np.unique(np.linspace(0, x.size - 1, MAX_POINTS).round().astype(int))
+    return x[idx], y[idx]
+
+
+def _line(trace: Trace, y: str, name: str, color: str, **kw) -> go.Scatter:
+    x, v = _thin(trace.iteration, trace[y])
+    return go.Scatter(x=x, y=v, mode="lines", name=name, line=dict(color=color, width=2.4, **kw))
+
+
+def error_traces(runs: dict[str, Result], target: float, t_max: float) -> list[go.Scatter]:
+    """||theta_t - theta*|| against t for each rule, and the statistical-precision line."""
+    out = [_line(res.trace, "error", RULE_NAMES[r], color_for(RULES.index(r))) for r, res in runs.items()]
+    out.append(go.Scatter(x=[0, t_max], y=[target, target], mode="lines", name="statistical precision",
+                          line=dict(color="#555", dash="dot", width=1.5)))
+    return out
+
+
+@lru_cache(maxsize=None)
+def d_sweep(seed: int = 0) -> dict:
+    """Iterations to precision and curvatures over the D_OVER_N grid (n = 200; the claim's runs)."""
+    rows = {k: [] for k in ("d", "L", "mp_edge", "restricted_L", "polyak_curvature", "sparse_curvature")}
+    iters = {r: [] for r in RULES}
+    for ratio in D_OVER_N:
+        d = int(round(ratio * N_FIG))
+        ex = compare_rules(d, seed=seed, maxiter=3000, stop_at_precision=True)
+        rows["d"].append(d)
+        rows["L"].append(ex["L"])
+        rows["mp_edge"].append(ex["mp_edge"])
+        rows["restricted_L"].append(restricted_smoothness(ex["problem"].X, 2 * ex["s_tilde"], rng=seed))
+        rows["polyak_curvature"].append(float(np.nanmedian(ex["runs"]["polyak"].trace["curvature"])))
+        rows["sparse_curvature"].append(float(np.nanmedian(ex["runs"]["sparse_polyak"].trace["curvature"])))
+        for r in RULES:
+            iters[r].append(ex["iters"][r])
+    return {**{k: np.array(v, dtype=float) for k, v in rows.items()}, "iters": iters}
+
+
+@lru_cache(maxsize=None)
+def _d_step(ratio: float) -> SliderStep:
+    sweep = d_sweep()
+    d = int(round(ratio * N_FIG))
+    ex = compare_rules(d, seed=0, maxiter=3000, stop_at_precision=True)
+    t_max = max(len(r.trace) for r in compare_rules(int(D_OVER_N[-1] * N_FIG), seed=0, maxiter=3000,
+                                                    stop_at_precision=True)["runs"].values())
+    traces = error_traces(ex["runs"], ex["target"], t_max)
+    x = np.array(D_OVER_N)
+    right = [("global L = lambda_max(X^T X/n)", sweep["L"], "#444", "solid", "markers"),
+             ("Marchenko-Pastur edge (1+sqrt(d/n))^2", (1 + np.sqrt(x)) ** 2, "#999", "dash", "lines"),
+             ("Polyak's implicit curvature", sweep["polyak_curvature"], color_for(1), "solid", "lines+markers"),
+             ("Sparse Polyak's implicit curvature", sweep["sparse_curvature"], color_for(0), "solid", "lines+markers"),
+             ("restricted L_s (random supports)", sweep["restricted_L"], "#2ca02c", "dot", "lines+markers")]
+    for name, y, color, dash, mode in right:
+        traces.append(go.Scatter(x=x, y=y, mode=mode, name=name, xaxis="x2", yaxis="y2",
+                                 line=dict(color=color, dash=dash, width=2), marker=dict(size=7),
+                                 showlegend=True))
+    traces.append(go.Scatter(x=[ratio, ratio], y=[0.5, 200], mode="lines", name="current d/n", xaxis="x2",
+                             yaxis="y2", line=dict(color="#d62728", width=1, dash="dot"), showlegend=False))
+    return SliderStep(label=f"{ratio:g}", traces=traces)
+
+
+def _style_d_figure(fig: go.Figure) -> go.Figure:
+    t_max = max(len(r.trace) for r in compare_rules(int(D_OVER_N[-1] * N_FIG), seed=0, maxiter=3000,
+                                                    stop_at_precision=True)["runs"].values())
+    fig.update_layout(
+        xaxis=dict(domain=[0, 0.5], title_text="iteration t", range=[0, t_max]),
+        yaxis=dict(type="log", title_text="error ||theta_t - theta*||", range=[-1.0, 0.45]),
+        xaxis2=dict(domain=[0.62, 1], type="log", title_text="d / n", anchor="y2", showline=True,
+                    linecolor="#888", mirror=True),
+        yaxis2=dict(type="log", title_text="curvature (eigenvalue scale)", anchor="x2", range=[0, 2.1],
+                    showline=True, linecolor="#888", mirror=True),
+        legend=dict(font=dict(size=11)), margin=dict(t=130),
+    )
+    return fig
+
+
+@lru_cache(maxsize=None)
+def _explorer_layout(which: str) -> dict:
+    """The live explorers' layout, styled once (restyling per move would cost ~50 ms)."""
+    if which == "d":
+        return _style_d_figure(base_layout(go.Figure(), height=560)).layout.to_plotly_json()
+    return _style_sg_figure(base_layout(go.Figure(), height=520)).layout.to_plotly_json()
+
+
+def d_slider_figure() -> go.Figure:
+    """Static twin of :data:`EXPLORER_DIMENSION`: one frame per d/n on the D_OVER_N grid."""
+    steps = [_d_step(r) for r in D_OVER_N]
+    fig = slider_figure(steps, slider_label="d / n (n = 200)", active=D_OVER_N.index(10.0), fixed_axes=False,
+                        height=560)
+    return _style_d_figure(fig)
+
+
+def d_explorer_figure(d_over_n: float = 10.0) -> go.Figure:
+    """Live twin: the same traces for one d/n."""
+    if d_over_n not in D_OVER_N:
+        raise ValueError(f"d_over_n must be one of {D_OVER_N}, got {d_over_n!r}")
+    return go.Figure(data=_d_step(d_over_n).traces, layout=_explorer_layout("d"))
+
+
+@lru_cache(maxsize=None)
+def threshold_run(s_g: int, maxiter: int = 120) -> dict:
+    """Sparse Polyak with gradient threshold s_g at d = SG_D (seed 0), run for maxiter iterations."""
+    return compare_rules(SG_D, seed=0, grad_sparsity=check_int(s_g, "s_g", minimum=1),
+                         rules=("sparse_polyak",), maxiter=maxiter)
+
+
+@lru_cache(maxsize=None)
+def _sg_step(s_g: int) -> SliderStep:
+    ex = threshold_run(s_g)
+    ref_sp, ref_po = threshold_run(15), threshold_run(SG_D)
+    t_max = len(ex["runs"]["sparse_polyak"].trace) - 1
+    traces = [
+        _line(ref_po["runs"]["sparse_polyak"].trace, "error", "Polyak (s_g = d)", "#bbb", dash="dash"),
+        _line(ref_sp["runs"]["sparse_polyak"].trace, "error", "Sparse Polyak (s_g = s~ + s = 15)", "#9ecae1",
+              dash="dash"),
+        _line(ex["runs"]["sparse_polyak"].trace, "error", "current s_g", color_for(0)),
+        go.Scatter(x=[0, 120], y=[ex["target"]] * 2, mode="lines", name="statistical precision",
+                   line=dict(color="#555", dash="dot", width=1.5)),
+    ]
+    its = [threshold_run(k)["iters"]["sparse_polyak"] for k in SG_GRID]
+    floors = [float(np.min(threshold_run(k)["runs"]["sparse_polyak"].trace["error"])) for k in SG_GRID]
+    traces += [
+        go.Scatter(x=list(SG_GRID), y=[np.nan if i is None else i for i in its], mode="lines+markers",
+                   name="iterations to precision", xaxis="x2", yaxis="y2", line=dict(color=color_for(0))),
+        go.Scatter(x=list(SG_GRID), y=floors, mode="lines+markers", name="lowest error reached (right axis)",
+                   xaxis="x2", yaxis="y3", line=dict(color=color_for(4), dash="dot")),
+        go.Scatter(x=[s_g, s_g], y=[1, 1000], mode="lines", xaxis="x2", yaxis="y2", showlegend=False,
+                   name="current s_g", line=dict(color="#d62728", width=1, dash="dot")),
+    ]
+    return SliderStep(label=str(s_g), traces=traces)
+
+
+def _style_sg_figure(fig: go.Figure) -> go.Figure:
+    fig.update_layout(
+        xaxis=dict(domain=[0, 0.48], title_text="iteration t", range=[0, 120]),
+        yaxis=dict(type="log", title_text="error ||theta_t - theta*||", range=[-0.75, 0.45]),
+        xaxis2=dict(domain=[0.6, 0.92], type="log", title_text="gradient threshold s_g", anchor="y2",
+                    showline=True, linecolor="#888", mirror=True),
+        yaxis2=dict(type="log", title_text="iterations to precision", anchor="x2", range=[0, 2.6]),
+        yaxis3=dict(title_text="lowest error", overlaying="y2", side="right", anchor="x2", range=[0.2, 0.45],
+                    showgrid=False),
+        legend=dict(font=dict(size=11)), margin=dict(t=110, r=60),
+    )
+    return fig
+
+
+def threshold_slider_figure() -> go.Figure:
+    """Static twin of :data:`EXPLORER_THRESHOLD`: one frame per s_g on SG_GRID."""
+    steps = [_sg_step(k) for k in SG_GRID]
+    fig = slider_figure(steps, slider_label="gradient threshold s_g (d = 2000)", active=SG_GRID.index(15),
+                        fixed_axes=False, height=520)
+    return _style_sg_figure(fig)
+
+
+def threshold_explorer_figure(s_g: int = 15) -> go.Figure:
+    """Live twin of the threshold slider."""
+    if s_g not in SG_GRID:
+        raise ValueError(f"s_g must be one of {SG_GRID}, got {s_g!r}")
+    return go.Figure(data=_sg_step(s_g).traces, layout=_explorer_layout("sg"))
+
+
+def watch_figures(d: int = 2000, maxiter: int = 250) -> tuple[go.Figure, go.Figure]:
+    """The 'Watch it run' figures at one d: errors with phases, and the step sizes eta_t."""
+    ex = compare_rules(d, seed=0, maxiter=maxiter)
+    runs, it = ex["runs"], ex["iters"]
+    fig = go.Figure(error_traces(runs, ex["target"], maxiter))
+    t_sp, t_po = it["sparse_polyak"] or 0, it["polyak"] or maxiter
+    fig.update_layout(**phase_layout([Phase(0, t_sp, "A"),
+                                      Phase(t_sp, t_po, "B: Polyak and 1/L still above the target"),
+                                      Phase(t_po, maxiter, "C: all below the target")]))
+    base_layout(fig, xaxis_title="iteration t", yaxis_title="error ||theta_t - theta*||", logy=True, height=450)
+    steps = go.Figure([_line(res.trace, "step_size", RULE_NAMES[r], color_for(RULES.index(r)))
+                       for r, res in runs.items()])
+    L_s = restricted_smoothness(ex["problem"].X, 2 * ex["s_tilde"], rng=0)
+    for y, name, color in ((1 / (2 * ex["L"]), "1/(2L), global", "#444"),
+                           (1 / (2 * L_s), "1/(2 L_s), restricted", "#2ca02c")):
+        steps.add_trace(go.Scatter(x=[0, maxiter], y=[y, y], mode="lines", name=name,
+                                   line=dict(color=color, dash="dot", width=1.5)))
+    base_layout(steps, xaxis_title="iteration t", yaxis_title="step size eta_t", logy=True, height=420)
+    return fig, steps
+
+
+EXPLORER_DIMENSION = Explorer(
+    "02", "dimension", d_explorer_figure,
+    {"d_over_n": Slider("d / n (n = 200)", list(D_OVER_N), 10.0)},
+    description="iterations to statistical precision and the curvature each rule sees, as d grows")
+EXPLORER_THRESHOLD = Explorer(
+    "02", "threshold", threshold_explorer_figure,
+    {"s_g": Slider("gradient threshold s_g", list(SG_GRID), 15, fmt="{:d}")},
+    description="from Sparse Polyak (small s_g) to Polyak (s_g = d)")

@@ -1,0 +1,274 @@
+"""Tests for chapter 08: low-rank inverse approximations under noise."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from optbook.classical import lowrank_inverse as L
+
+
+def _sym(n=30, seed=0, low=0.0, high=2.0):
+    rng = np.random.default_rng(seed)
+    return L.SymmetricMatrix.from_spectrum(10.0 ** rng.uniform(low, high, n), rng)
+
+
+# ----------------------------------------------------------------- best rank-p inverse
+
+
+def test_rank_inverse_is_truncated_svd_of_inverse():
+    sym = _sym()
+    a = sym.matrix
+    for p in (1, 4, 30):
+        u, s, vt = np.linalg.svd(np.linalg.inv(a))
+        ref = (u[:, :p] * s[:p]) @ vt[:p]
+        got = L.best_rank_inverse(a, p)
+        np.testing.assert_allclose(got, ref, atol=1e-10 * s[0])
+        assert np.allclose(got, got.T)
+        assert np.linalg.matrix_rank(got, tol=1e-9 * s[0]) == p
+
+
+def test_truncation_error_is_one_over_lambda_n_minus_p():
+    sym = _sym(seed=1)
+    a = sym.matrix
+    for p in (1, 5, 12):
+        err = np.linalg.norm(np.linalg.inv(a) - L.best_rank_inverse(a, p), 2)
+        assert err == pytest.approx(1.0 / L.spectral_cut(sym, p).lam_drop, rel=1e-9)
+
+
+def test_rank_inverse_keeps_smallest_modulus_for_indefinite():
+    q = np.linalg.qr(np.random.default_rng(2).standard_normal((5, 5)))[0]
+    lam = np.array([-0.5, 1.0, 3.0, -4.0, 10.0])
+    a = (q * lam) @ q.T
+    got = L.best_rank_inverse(a, 2)
+    ref = (q[:, :2] / lam[:2]) @ q[:, :2].T
+    np.testing.assert_allclose(got, ref, atol=1e-12)
+
+
+def test_eymn_optimality_against_random_rank_p():
+    """No rank-p matrix is closer to A^{-1} than A_p^{-1} (Eckart-Young-Mirsky)."""
+    sym = _sym(n=10, seed=3)
+    inv = np.linalg.inv(sym.matrix)
+    best = np.linalg.norm(inv - L.best_rank_inverse(sym, 3), 2)
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        x = rng.standard_normal((10, 3))
+        assert np.linalg.norm(inv - x @ x.T * rng.uniform(0, 2), 2) >= best - 1e-12
+
+
+# ----------------------------------------------------------------- contour integral
+
+
+def test_contour_matches_eigh_well_separated():
+    rng = np.random.default_rng(4)
+    sym = L.SymmetricMatrix.from_spectrum(np.concatenate([np.full(50, 100.0), np.linspace(2, 1, 10)]), rng)
+    exact = L.best_rank_inverse(sym, 10)
+    got = L.contour_rank_inverse(sym, 10, 64)
+    assert np.linalg.norm(got - exact, 2) / np.linalg.norm(exact, 2) < 1e-10
+
+
+def test_contour_converges_geometrically_at_predicted_rate():
+    rng = np.random.default_rng(5)
+    sym = L.SymmetricMatrix.from_spectrum(L.synthetic_spectrum(60, 10), rng)
+    rho = L.contour_rate(sym, 10)
+    assert rho == pytest.approx(1.1, rel=1e-12)  # z = 0 is the nearest singularity: c/r = 330/300
+    tr = L.quadrature_trace(sym, 10, nodes=(32, 64, 96, 128))
+    slope = np.polyfit(tr.iteration, np.log(tr.objective), 1)[0]
+    assert slope == pytest.approx(-np.log(rho), rel=0.1)
+    assert L.quadrature_trace(sym, 10, nodes=(256,)).objective[0] < 1e-9
+
+
+def test_contour_circle_encloses_exactly_the_kept_eigenvalues():
+    sym = _sym(seed=6)
+    for p in (1, 7, 30):
+        c, r = L.contour_circle(sym, p)
+        inside = np.abs(sym.eigvals - c) < r
+        assert inside.sum() == p and np.all(inside[-p:])
+        assert c - r > 0  # z = 0 outside
+
+
+# ----------------------------------------------------------------- classical facts
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_weyl_and_neumann(seed):
+    sym = _sym(seed=seed)
+    e = L.wigner_noise(sym.n, 0.5 * sym.eigvals[-1], seed)
+    lt = np.linalg.eigvalsh(sym.matrix + e)[::-1]
+    assert np.max(np.abs(lt - sym.eigvals)) <= 0.5 * sym.eigvals[-1] * (1 + 1e-10)
+    full = np.linalg.norm(np.linalg.inv(sym.matrix + e) - np.linalg.inv(sym.matrix), 2)
+    assert full <= L.neumann_bound(sym, L.spectral_norm(e)) * (1 + 1e-10)
+
+
+# ----------------------------------------------------------------- Theorem 2.1
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_theorem21_holds_when_gap_condition_holds(seed):
+    sym, e, p, kind = L.random_instance(np.random.default_rng(1000 + seed))
+    cmp = L.compare_bounds(sym, e, p)
+    assert cmp.gap_ok, "random_instance must respect the gap condition"
+    assert cmp.true_error <= cmp.bound
+    assert cmp.true_error <= cmp.eymn
+
+
+def test_theorem21_rank_one_is_within_a_small_factor():
+    """The rank-one worst case along u_n: the bound is tight up to a constant (about 4)."""
+    sym = L.SymmetricMatrix.from_spectrum(L.synthetic_spectrum(50, 10), 0)
+    cmp = L.compare_bounds(sym, L.rank_one_noise(sym, 1e-3 * sym.eigvals[-1]), 10)
+    assert 1.0 <= cmp.bound / cmp.true_error <= 6.0
+
+
+def test_gap_condition_failure_raises_clear_error():
+    sym = L.SymmetricMatrix.diagonal([10.0, 9.9, 1.0])  # delta_{n-p} = 0.1 for p = 2
+    with pytest.raises(ValueError, match="gap condition"):
+        L.theorem21_bound(sym, 0.1, 2)
+    assert not L.gap_condition(sym, 0.1, 2)
+    assert L.theorem21_bound(sym, 0.1, 2, check=False) > 0  # the formula alone, no guarantee
+    assert L.gap_condition(sym, 0.02, 2)
+
+
+def test_p_equals_n_leaves_only_the_neumann_term():
+    sym = _sym(n=8, seed=7)
+    t1, t2 = L.theorem21_terms(sym, 1e-3, 8)
+    assert t2 == 0.0 and t1 == pytest.approx(4e-3 / sym.eigvals[-1] ** 2)
+    assert L.eymn_bound(sym, 1e-3, 8) == pytest.approx(L.neumann_bound(sym, 1e-3))
+
+
+def test_scaling_invariance():
+    sym = _sym(n=20, seed=8)
+    e = L.wigner_noise(20, 0.01 * sym.eigvals[-1], 8)
+    base = L.compare_bounds(sym, e, 4)
+    c = 7.5
+    scaled = L.compare_bounds(L.SymmetricMatrix(c * sym.eigvals, sym.eigvecs), c * e, 4)
+    for name in ("true_error", "bound", "eymn", "first_order"):
+        assert getattr(scaled, name) == pytest.approx(getattr(base, name) / c, rel=1e-8)
+
+
+def test_rotation_invariance_and_diagonal_shortcut():
+    lam = L.synthetic_spectrum(40, 5)
+    rng = np.random.default_rng(9)
+    rot = L.SymmetricMatrix.from_spectrum(lam, rng)
+    diag = L.SymmetricMatrix.diagonal(lam)
+    e = L.wigner_noise(40, 2.0, rng)
+    q = rot.eigvecs
+    a = L.compare_bounds(diag, e, 5)
+    b = L.compare_bounds(rot, q @ e @ q.T, 5)
+    assert a.true_error == pytest.approx(b.true_error, rel=1e-8)
+    assert a.eymn == pytest.approx(b.eymn, rel=1e-10)
+
+
+def test_true_error_matches_dense_computation():
+    sym = _sym(n=25, seed=10)
+    e = L.wigner_noise(25, 0.05 * sym.eigvals[-1], 10)
+    for p in (1, 6, 25):
+        dense = np.linalg.norm(L.best_rank_inverse(sym.matrix + e, p) - L.best_rank_inverse(sym, p), 2)
+        assert L.compare_bounds(sym, e, p).true_error == pytest.approx(dense, rel=1e-9)
+
+
+def test_first_order_term_matches_finite_differences():
+    sym = _sym(n=15, seed=11)
+    e = L.wigner_noise(15, 1.0, 11)
+    lin = L.first_order_term(sym, e, 5)
+    t = 1e-6 * sym.eigvals[-1]
+    fd = (L.best_rank_inverse(sym.matrix + t * e, 5) - L.best_rank_inverse(sym.matrix - t * e, 5)) / (2 * t)
+    np.testing.assert_allclose(lin, fd, atol=1e-6 * np.abs(fd).max())
+    kept = sym.eigvecs[:, -5:]
+    inv_p = L.best_rank_inverse(sym, 5)
+    np.testing.assert_allclose(kept.T @ lin @ kept, -kept.T @ inv_p @ e @ inv_p @ kept, atol=1e-10)
+
+
+def test_eymn_does_not_vanish_but_bound_does():
+    sym = L.SymmetricMatrix.from_spectrum(L.synthetic_spectrum(40, 10), 12)
+    small = L.compare_bounds(sym, L.wigner_noise(40, 1e-9, 12), 10)
+    assert small.bound < 1e-9 and small.true_error < small.bound
+    assert small.eymn == pytest.approx(2.0 / L.spectral_cut(sym, 10).lam_drop, rel=1e-6)
+
+
+# ----------------------------------------------------------------- noise models
+
+
+def test_noise_models_norms_and_alignment():
+    sym = _sym(n=20, seed=13)
+    assert L.spectral_norm(L.wigner_noise(20, 0.3, 1)) == pytest.approx(0.3)
+    ea = L.aligned_noise(sym, 4, 0.3, 1)
+    assert L.spectral_norm(ea) == pytest.approx(0.3)
+    u = sym.bottom_basis(4)
+    np.testing.assert_allclose(u @ u.T @ ea @ u @ u.T, ea, atol=1e-12)
+    e1 = L.rank_one_noise(sym, 0.3)
+    assert np.linalg.matrix_rank(e1) == 1 and L.spectral_norm(e1) == pytest.approx(0.3)
+    for phi in (0.0, 0.7, np.pi / 2):
+        assert L.spectral_norm(L.mixed_noise(sym, 4, 0.3, phi, 2)) == pytest.approx(0.3)
+
+
+def test_determinism_under_seed():
+    a = L.random_instance(5)
+    b = L.random_instance(5)
+    np.testing.assert_array_equal(a[1], b[1])
+    assert a[2:] == b[2:]
+    np.testing.assert_array_equal(L.wigner_matrix(6, 3), L.wigner_matrix(6, 3))
+
+
+def test_synthetic_spectrum_and_crossover():
+    lam = L.synthetic_spectrum(100, 10)
+    cut = L.spectral_cut(L.SymmetricMatrix.diagonal(lam), 10)
+    assert (cut.lam_n, cut.lam_keep, cut.lam_drop, cut.gap) == (100.0, 1000.0, 2000.0, 1000.0)
+    n_star = L.crossover_n(10)
+    assert 3000 < n_star < 4000
+
+
+# ----------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: L.best_rank_inverse(np.ones((3, 2)), 1), "A must be square"),
+    (lambda: L.best_rank_inverse(np.array([[1.0, 2.0], [0.0, 1.0]]), 1), "A must be symmetric"),
+    (lambda: L.best_rank_inverse(np.array([[np.nan, 0], [0, 1.0]]), 1), "A must be finite"),
+    (lambda: L.best_rank_inverse(np.eye(3), 0), "p must be >= 1"),
+    (lambda: L.best_rank_inverse(np.eye(3) * [1, 2, 3], 4), "p must be <= n"),
+    (lambda: L.best_rank_inverse(np.diag([1.0, 0.0, 2.0]), 1), "nonsingular"),
+    (lambda: L.best_rank_inverse(np.diag([1.0, 1.0, 2.0]), 1), "not unique"),
+    (lambda: L.theorem21_bound(np.diag([1.0, -1.0, 2.0]), 0.1, 1), "positive definite"),
+    (lambda: L.theorem21_bound(np.diag([1.0, 2.0]), -0.1, 1), "norm_e must be non-negative"),
+    (lambda: L.theorem21_bound(np.diag([1.0, 2.0]), 1.5, 1.0), "p must be an integer"),
+    (lambda: L.neumann_bound(np.diag([1.0, 2.0]), 1.0), "norm_e must be <"),
+    (lambda: L.compare_bounds(np.diag([1.0, 2.0]), np.eye(3), 1), "E must have shape"),
+    (lambda: L.compare_bounds(np.diag([1.0, 2.0]), np.array([[0, 1.0], [0, 0]]), 1), "E must be symmetric"),
+    (lambda: L.contour_rank_inverse(np.diag([1.0, 2.0]), 1, 1), "n_nodes must be >= 2"),
+    (lambda: L.wigner_noise(0, 1.0), "n must be >= 1"),
+    (lambda: L.wigner_noise(3, float("inf")), "eps must be finite"),
+    (lambda: L.mixed_noise(np.diag([1.0, 2.0]), 1, 0.1, 2.0), "phi must lie in"),
+    (lambda: L.SymmetricMatrix.from_spectrum([1.0, np.nan]), "eigvals must be finite"),
+    (lambda: L.noise_sweep(120.0), "phi_deg must lie in"),
+    (lambda: L.designer_sweep(-1.0), "gap must be positive"),
+    (lambda: L.eymn_bound(np.diag([1.0, 2.0]), 0.1, 1, lam_noisy_drop=0.0), "lam_noisy_drop must be positive"),
+])
+def test_bad_input_raises_value_error(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_bad_rng_type():
+    with pytest.raises(TypeError, match="rng"):
+        L.wigner_matrix(3, "seed")
+
+
+# ----------------------------------------------------------------- figures and explorers
+
+
+def test_explorers_answer_fast_and_change_the_figure():
+    for ex in (L.EXPLORER_NOISE, L.EXPLORER_SPECTRUM):
+        lat = ex.latency_ms()
+        assert lat["n"] >= 4
+    a = L.EXPLORER_NOISE.render(phi_deg=0)
+    b = L.EXPLORER_NOISE.render(phi_deg=90)
+    assert not np.allclose(np.asarray(a.data[0].y, float), np.asarray(b.data[0].y, float))
+    c = L.EXPLORER_SPECTRUM.render(gap=0.01)
+    d = L.EXPLORER_SPECTRUM.render(gap=10.0)
+    assert not np.allclose(np.nan_to_num(np.asarray(c.data[3].y, float)), np.nan_to_num(np.asarray(d.data[3].y, float)))
+
+
+def test_static_slider_figures_have_frames():
+    fig = L.noise_slider_figure()
+    assert len(fig.frames) == len(L.PHI_VALUES)
+    fig = L.designer_slider_figure()
+    assert len(fig.frames) == len(L.GAP_VALUES)

@@ -1,0 +1,229 @@
+"""Tests of chapter 02: IHT with Sparse Polyak, Polyak and constant steps."""
+from itertools import combinations
+
+import numpy as np
+import pytest
+
+from optbook.classical import sparse_polyak as sp
+from optbook.core import check_derivatives
+
+
+# ------------------------------------------------------------------ hard thresholding
+
+@pytest.mark.parametrize("seed", range(5))
+def test_hard_threshold_is_the_projection_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal(8)
+    for k in range(0, 9):
+        h = sp.hard_threshold(v, k)
+        assert np.count_nonzero(h) == k
+        assert np.array_equal(sp.hard_threshold(h, k), h)  # idempotent
+        best = min(np.linalg.norm(v - np.where(np.isin(np.arange(8), T), v, 0.0))
+                   for T in combinations(range(8), k))
+        assert np.linalg.norm(v - h) == pytest.approx(best, abs=1e-14)
+
+
+def test_hard_threshold_breaks_ties_by_index():
+    v = np.array([1.0, -2.0, 2.0, 1.0, -1.0])
+    assert np.array_equal(sp.hard_threshold(v, 3), [1.0, -2.0, 2.0, 0.0, 0.0])
+    assert np.array_equal(sp.hard_threshold(v, 4), [1.0, -2.0, 2.0, 1.0, 0.0])
+
+
+def test_thresholded_norm_matches_hard_threshold():
+    g = np.random.default_rng(3).standard_normal(50)
+    for k in (1, 7, 49, 50, 80):
+        assert sp._top_k_sq_norm(g, k) == pytest.approx(np.sum(sp.hard_threshold(g, min(k, 50)) ** 2))
+
+
+# ------------------------------------------------------------------ problems
+
+def test_least_squares_gradient_and_closed_forms():
+    prob = sp.make_sparse_regression(30, 12, 3, 0.3, rng=0)
+    x = np.random.default_rng(1).standard_normal(12)
+    assert check_derivatives(prob.fun, prob.jac, x, prob.hess).ok(1e-6)
+    r = prob.X @ x - prob.y
+    assert prob.fun(x) == pytest.approx(r @ r / 60)
+    sparse_x = sp.hard_threshold(x, 2)  # the sparse mat-vec path
+    assert prob.fun(sparse_x) == pytest.approx(0.5 * np.sum((prob.X @ sparse_x - prob.y) ** 2) / 30)
+
+
+def test_logistic_gradient_and_hessian():
+    prob = sp.make_sparse_logistic(40, 10, 3, rng=0)
+    x = 0.3 * np.random.default_rng(2).standard_normal(10)
+    assert check_derivatives(prob.fun, prob.jac, x, prob.hess).ok(1e-6)
+
+
+def test_oracle_fit_matches_lstsq_on_support():
+    prob = sp.make_sparse_regression(50, 40, 4, 0.5, rng=4)
+    theta, f_hat = sp.oracle_fit(prob)
+    T = np.flatnonzero(prob.theta_star)
+    ref = np.linalg.lstsq(prob.X[:, T], prob.y, rcond=None)[0]
+    assert np.allclose(theta[T], ref) and np.count_nonzero(theta) == 4
+    assert f_hat == pytest.approx(prob.fun(theta))
+
+
+def test_logistic_oracle_fit_is_stationary_on_support():
+    prob = sp.make_sparse_logistic(200, 30, 3, rng=5)
+    theta, _ = sp.oracle_fit(prob)
+    T = np.flatnonzero(prob.theta_star)
+    assert np.linalg.norm(prob.jac(theta)[T]) < 1e-8
+
+
+def test_curvatures():
+    X = np.random.default_rng(0).standard_normal((40, 100))
+    assert sp.global_smoothness(X) == pytest.approx(np.linalg.eigvalsh(X.T @ X / 40)[-1])
+    Ls = sp.restricted_smoothness(X, 5, rng=0)
+    assert 0 < Ls <= sp.global_smoothness(X)
+    assert sp.restricted_smoothness(X, 5, rng=0) == Ls  # deterministic under a seed
+    assert sp.marchenko_pastur_edge(100, 400) == pytest.approx(9.0)
+
+
+# ------------------------------------------------------------------ methods
+
+@pytest.fixture(scope="module")
+def problem():
+    prob = sp.make_sparse_regression(60, 150, 3, 0.3, rng=7)
+    return prob, sp.oracle_fit(prob)[1]
+
+
+def test_sparse_polyak_with_full_threshold_equals_polyak(problem):
+    prob, f_hat = problem
+    a = sp.sparse_polyak(prob.fun, np.zeros(150), prob.jac, sparsity=6, f_hat=f_hat, grad_sparsity=150, maxiter=40)
+    b = sp.polyak_iht(prob.fun, np.zeros(150), prob.jac, sparsity=6, f_hat=f_hat, maxiter=40)
+    assert np.array_equal(a.x, b.x)
+    assert np.array_equal(a.trace.step_size, b.trace.step_size, equal_nan=True)
+
+
+def test_scale_invariance(problem):
+    prob, f_hat = problem
+    c = 7.5
+    a = sp.sparse_polyak(prob.fun, np.zeros(150), prob.jac, sparsity=6, f_hat=f_hat, grad_sparsity=9, maxiter=30)
+    b = sp.sparse_polyak(lambda x: c * prob.fun(x), np.zeros(150), lambda x: c * prob.jac(x), sparsity=6,
+                         f_hat=c * f_hat, grad_sparsity=9, maxiter=30)
+    assert np.allclose(a.x, b.x, rtol=1e-10, atol=1e-12)
+
+
+def test_iterates_are_sparse_and_step_is_polyak_formula(problem):
+    prob, f_hat = problem
+    xs: list = []
+    res = sp.sparse_polyak(prob.fun, np.zeros(150), prob.jac, sparsity=6, f_hat=f_hat, grad_sparsity=9,
+                           maxiter=5, callback=xs.append)
+    for t in range(5):
+        g = prob.jac(xs[t])
+        eta = (prob.fun(xs[t]) - f_hat) / np.sum(sp.hard_threshold(g, 9) ** 2)
+        assert res.trace.step_size[t] == pytest.approx(eta)
+        assert np.allclose(xs[t + 1], sp.hard_threshold(xs[t] - eta * g, 6))
+        assert np.count_nonzero(xs[t + 1]) <= 6
+
+
+def test_noiseless_exact_recovery():
+    prob = sp.make_sparse_regression(100, 400, 3, 0.0, rng=0)
+    common = dict(sparsity=6, f_hat=0.0, theta_star=prob.theta_star, tol=1e-8, maxiter=3000)
+    a = sp.sparse_polyak(prob.fun, np.zeros(400), prob.jac, grad_sparsity=9, **common)
+    b = sp.polyak_iht(prob.fun, np.zeros(400), prob.jac, **common)
+    assert a.success and a.trace["error"][-1] <= 1e-8
+    assert b.success and a.nit < b.nit / 2
+
+
+def test_constant_step_decreases_objective(problem):
+    prob, _ = problem
+    L = sp.global_smoothness(prob.X)
+    res = sp.constant_step_iht(prob.fun, np.zeros(150), prob.jac, sparsity=6, eta=1.0 / L, maxiter=60)
+    assert np.all(np.diff(res.trace.objective) <= 1e-12)  # IHT with eta <= 1/L is monotone
+
+
+def test_low_dimension_both_rules_alike():
+    for d in (50, 100):
+        it = sp.compare_rules(d, n=400, seed=0, stop_at_precision=True, maxiter=500)["iters"]
+        assert it["polyak"] <= 3 * it["sparse_polyak"]
+
+
+def test_dimension_hurts_polyak_not_sparse_polyak():
+    small = sp.compare_rules(200, seed=3, stop_at_precision=True)["iters"]
+    big = sp.compare_rules(2000, seed=3, stop_at_precision=True)["iters"]
+    assert big["sparse_polyak"] <= 2 * small["sparse_polyak"]
+    assert big["polyak"] >= 3 * small["polyak"]
+
+
+def test_gap_closing_stops(problem):
+    prob, f_hat = problem
+    res = sp.polyak_iht(prob.fun, np.zeros(150), prob.jac, sparsity=6, f_hat=prob.fun(np.zeros(150)) + 1.0)
+    assert res.nit == 0 and res.success and "gap" in res.message
+
+
+def test_determinism():
+    a = sp.make_sparse_regression(20, 30, 2, 0.1, rng=11)
+    b = sp.make_sparse_regression(20, 30, 2, 0.1, rng=11)
+    assert np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y)
+
+
+def test_loglog_slope():
+    assert sp.loglog_slope([1, 10, 100], [3, 30, 300]) == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------ bad input
+
+def test_bad_inputs(problem):
+    prob, f_hat = problem
+    x0 = np.zeros(150)
+    with pytest.raises(ValueError, match="k"):
+        sp.hard_threshold(np.ones(3), -1)
+    with pytest.raises(ValueError, match="v"):
+        sp.hard_threshold([1.0, np.nan], 1)
+    with pytest.raises(ValueError, match="step"):
+        sp.iht(prob.fun, x0, prob.jac, sparsity=6, step="armijo", f_hat=f_hat)
+    with pytest.raises(ValueError, match="sparsity"):
+        sp.iht(prob.fun, x0, prob.jac, sparsity=0, f_hat=f_hat)
+    with pytest.raises(ValueError, match="sparsity"):
+        sp.iht(prob.fun, x0, prob.jac, sparsity=151, f_hat=f_hat)
+    with pytest.raises(ValueError, match="f_hat"):
+        sp.iht(prob.fun, x0, prob.jac, sparsity=6)
+    with pytest.raises(ValueError, match="f_hat"):
+        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=np.inf)
+    with pytest.raises(ValueError, match="eta"):
+        sp.iht(prob.fun, x0, prob.jac, sparsity=6, step="constant")
+    with pytest.raises(ValueError, match="eta"):
+        sp.iht(prob.fun, x0, prob.jac, sparsity=6, step="constant", eta=-1.0)
+    with pytest.raises(ValueError, match="eta_max"):
+        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=f_hat, eta_max=0.0)
+    with pytest.raises(ValueError, match="grad_sparsity"):
+        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=f_hat, grad_sparsity=0)
+    with pytest.raises(ValueError, match="x0"):
+        sp.iht(prob.fun, np.full(150, np.nan), prob.jac, sparsity=6, f_hat=f_hat)
+    with pytest.raises(ValueError, match="theta_star"):
+        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=f_hat, theta_star=np.zeros(3))
+    with pytest.raises(ValueError, match="theta_star"):
+        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=f_hat, tol=0.1)
+    with pytest.raises(ValueError, match="maxiter"):
+        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=f_hat, maxiter=-1)
+    with pytest.raises(ValueError, match="callback"):
+        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=f_hat, callback=3)
+    with pytest.raises(ValueError, match="s must be"):
+        sp.make_sparse_regression(10, 5, 6)
+    with pytest.raises(ValueError, match="sigma"):
+        sp.make_sparse_regression(10, 20, 2, sigma=-1.0)
+    with pytest.raises(ValueError, match="y"):
+        sp.SparseLeastSquares(np.ones((3, 4)), np.ones(2))
+    with pytest.raises(ValueError, match="X"):
+        sp.SparseLeastSquares(np.ones(3), np.ones(3))
+    with pytest.raises(ValueError, match="y"):
+        sp.SparseLogistic(np.ones((3, 4)), np.array([0.0, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="support"):
+        prob.support_fit(np.array([0, 0]))
+    with pytest.raises(ValueError, match="problem"):
+        sp.oracle_fit(sp.SparseLeastSquares(np.ones((3, 4)), np.ones(3)))
+    with pytest.raises(ValueError, match="k"):
+        sp.restricted_smoothness(prob.X, 151)
+    with pytest.raises(ValueError, match="rules"):
+        sp.compare_rules(100, rules=("newton",))
+    with pytest.raises(ValueError, match="d_over_n"):
+        sp.d_explorer_figure(3.0)
+    with pytest.raises(ValueError, match="s_g"):
+        sp.threshold_explorer_figure(7)
+
+
+def test_explorer_latency():
+    sp.threshold_slider_figure()  # fills the caches the live explorer shares
+    assert sp.EXPLORER_THRESHOLD.latency_ms()["median_ms"] < 150
+    fig = sp.threshold_explorer_figure(2000)
+    assert fig.data[2].y[-1] < 0.5  # the current-s_g line reached the floor
