@@ -15,6 +15,10 @@ network and linear least squares.
 """
 from __future__ import annotations
 
+import ctypes
+import glob
+import os
+from contextlib import contextmanager
 from functools import lru_cache
 
 import numpy as np
@@ -23,7 +27,7 @@ from plotly.subplots import make_subplots
 
 from ..claims import Measured, claim
 from ..core import Result, RngLike, Trace, as_rng, check_in_range, check_int, check_matrix, check_positive, check_vector
-from ..viz import SliderStep, base_layout, color_for, slider_figure
+from ..viz import Phase, SliderStep, base_layout, color_for, convergence_figure, slider_figure
 from ..widgets import Explorer, Slider
 
 # --------------------------------------------------------------------------- the paper's rules
@@ -141,15 +145,54 @@ def network_output(a: np.ndarray, W: np.ndarray, X: np.ndarray) -> np.ndarray:
     return np.maximum(X @ W.T, 0.0) @ a / a.size
 
 
+def _openblas_thread_setter():
+    """(get, set) for the thread count of the OpenBLAS that numpy's wheels bundle, or None."""
+    pattern = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs", "*openblas*")
+    for path in glob.glob(pattern):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for prefix, suffix in (("scipy_openblas", "64_"), ("scipy_openblas", ""), ("openblas", "")):
+            get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+            put = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
+            if get is not None and put is not None:
+                return get, put
+    return None
+
+
+_BLAS_THREADS = _openblas_thread_setter()
+
+
+@contextmanager
+def _one_blas_thread():
+    """Run numpy's BLAS on one thread inside the block (restored after), where the bundled
+    OpenBLAS allows it; elsewhere a no-op. The matrices here are small: extra BLAS threads only
+    add overhead, and on a busy machine they slow a training run down tenfold."""
+    if _BLAS_THREADS is None:
+        yield
+        return
+    get, put = _BLAS_THREADS
+    previous = int(get())
+    put(1)
+    try:
+        yield
+    finally:
+        put(previous)
+
+
 def _loss_grad(a, W, X, y):
-    """Unchecked loss and gradients (the training loop's inner step)."""
+    """Unchecked loss and gradients (the training loop's inner step).
+
+    Returns the loss, grad_a, grad_W, the residuals r and the pre-activations Z.
+    """
     n, p = y.size, a.size
-    Z = X @ W.T
-    S = np.maximum(Z, 0.0)
-    r = S @ a / p - y
+    Z = X @ W.T                                   # (n, p): w_j . x_i
+    S = np.maximum(Z, 0.0)                        # relu
+    r = S @ a / p - y                             # residuals h(x_i) - y_i
     loss = p / (2.0 * n) * float(r @ r)
-    ga = S.T @ r / n
-    gW = (a[:, None] / n) * (((Z > 0) * r[:, None]).T @ X)
+    ga = S.T @ r / n                              # dL/da_j = (1/n) sum_i r_i relu(w_j . x_i)
+    gW = (a[:, None] / n) * (((Z > 0) * r[:, None]).T @ X)   # dL/dw_j = (a_j/n) sum_i r_i 1[.] x_i
     return loss, ga, gW, r, Z
 
 
@@ -166,7 +209,8 @@ def loss_and_gradients(
     loss : float, grad_a : (p,) array, grad_W : (p, d) array
     """
     a, W, X, y = _check_network(a, W, X, y)
-    loss, ga, gW, _, _ = _loss_grad(a, W, X, y)
+    with _one_blas_thread():
+        loss, ga, gW, _, _ = _loss_grad(a, W, X, y)
     return loss, ga, gW
 
 
@@ -253,29 +297,29 @@ def train_shallow_relu(
     tol = convergence_threshold(n, p) if tol is None else check_positive(tol, "tol", allow_zero=True)
     name = method_name or (f"ReLU net (p = {p})" if train_hidden else f"random features (p = {p})")
     trace = Trace(name, meta=dict(n=n, d=X.shape[1], p=p, lr=lr, train_hidden=bool(train_hidden)))
-    a2 = a * a
     message, success = "maximum number of iterations reached", False
-    for k in range(maxiter + 1):
-        loss, ga, gW, r, Z = _loss_grad(a, W, X, y)
-        if not np.isfinite(loss):
-            message = "loss became non-finite (step size too large?)"
-            break
-        gsq = float(ga @ ga) + (float(np.sum(gW * gW)) if train_hidden else 0.0)
-        active = Z > 0
-        E = active @ a2 / p
-        served = float(np.mean((active & (np.outer(y, a) > 0)).any(axis=1)))
-        trace.record(objective=loss, grad_norm=np.sqrt(gsq), step_size=lr, t=lr * k,
-                     rate=gsq / loss if loss > 0 else np.nan, residual_sq=float(r @ r),
-                     energy_min=float(E.min()), energy_max=float(E.max()), served=served)
-        if loss <= tol:
-            message, success = "loss below tol", True
-            break
-        if k == maxiter:
-            break
-        a = a - lr * ga
-        if train_hidden:
-            W = W - lr * gW
-        a2 = a * a
+    sign_match = np.outer(y, a) > 0                       # a_j y_i > 0 (no a_j changes sign)
+    with _one_blas_thread():
+        for k in range(maxiter + 1):
+            loss, ga, gW, r, Z = _loss_grad(a, W, X, y)
+            if not np.isfinite(loss):
+                message = "loss became non-finite (step size too large?)"
+                break
+            active = Z > 0
+            E = active @ (a * a) / p                      # energies E_i
+            gsq = float(ga @ ga) + (float(np.vdot(gW, gW)) if train_hidden else 0.0)
+            trace.record(objective=loss, grad_norm=np.sqrt(gsq), step_size=lr, t=lr * k,
+                         rate=gsq / loss if loss > 0 else np.nan, residual_sq=float(r @ r),
+                         energy_min=E.min(), energy_max=E.max(),
+                         served=np.mean((active & sign_match).any(axis=1)))
+            if loss <= tol:
+                message, success = "loss below tol", True
+                break
+            if k == maxiter:
+                break
+            a = a - lr * ga
+            if train_hidden:
+                W = W - lr * gW
     converged = bool(loss <= convergence_threshold(n, p))
     return Result(x=np.concatenate([a, W.ravel()]), a=a, W=W, fun=loss, jac=np.concatenate([ga, gW.ravel()]),
                   nit=len(trace) - 1, nfev=len(trace), njev=len(trace), success=success,
@@ -437,6 +481,22 @@ def rate_scaling(ns: tuple[int, ...], seeds: int) -> dict:
     return {"n": np.array(ns), "rates": mus, "mean_rate": mean, "slope": slope}
 
 
+def linear_vs_network(cases: tuple[tuple[int, int], ...] = ((100, 200), (100, 50), (200, 50), (100, 20)),
+                      seeds: int = 5) -> list[dict]:
+    """For each (n, d): P(converged) of the ReLU net at width p(n, 0.05) over ``seeds`` seeds, and
+    the residual sum r^2 of linear least squares on the seed-0 data (the linear baseline)."""
+    rows = []
+    for n, d in cases:
+        p = width_rule(n, 0.05)
+        gen = np.random.default_rng(0)
+        X, y = make_weakly_interacting_data(n, d, rng=gen)
+        rows.append({"n": n, "d": d, "p = p(n, 0.05)": p,
+                     "ReLU net: P(converged)": float(np.mean([run_once(n, d, p, s).converged for s in range(seeds)])),
+                     "linear LS: sum r^2": round(linear_least_squares(X, y)[1], 3),
+                     "sum y^2": round(float(y @ y), 1)})
+    return rows
+
+
 # --------------------------------------------------------------------------- claims
 
 
@@ -459,10 +519,10 @@ def claim_width_threshold(fast: bool = False) -> Measured:
 
 
 @claim("04", "At width p(n, 0.05) the network converges for every n tried: log width is enough",
-       expect="d = 2n, p = p(n, 0.05): P(converged) >= 0.9 for each n in {50, 100, 200, 400} (20 seeds; fast: 10)",
+       expect="d = 2n, p = p(n, 0.05): P(converged) >= 0.9 for each n in {50, 100, 200, 400} (10 seeds each)",
        name="log_width_across_n")
 def claim_log_width_across_n(fast: bool = False) -> Measured:
-    ns, seeds = (50, 100, 200, 400), (10 if fast else 20)
+    ns, seeds = (50, 100, 200, 400), 10
     rates = {}
     for n in ns:
         p = width_rule(n, 0.05)
@@ -478,10 +538,233 @@ def claim_log_width_across_n(fast: bool = False) -> Measured:
               "against n in [-1.2, -0.7]",
        name="rate_one_over_n")
 def claim_rate_one_over_n(fast: bool = False) -> Measured:
-    ns, seeds = ((50, 100, 200), 2) if fast else ((50, 100, 200, 400), 4)
+    ns, seeds = ((50, 100, 200), 2) if fast else ((50, 100, 200, 400), 2)
     rs = rate_scaling(ns, seeds)
     values = {"slope": rs["slope"], **{f"rate_n{n}": m for n, m in zip(ns, rs["mean_rate"])},
               **{f"n_x_rate_n{n}": n * m for n, m in zip(ns, rs["mean_rate"])}}
     return Measured(values, holds=-1.2 <= rs["slope"] <= -0.7, details=rs,
                     summary=f"slope {rs['slope']:.2f}; n x rate from {min(values[f'n_x_rate_n{n}'] for n in ns):.1f} "
                             f"to {max(values[f'n_x_rate_n{n}'] for n in ns):.1f}")
+
+
+# --------------------------------------------------------------------------- figures and explorers
+
+RESIDUAL_AXIS = "sum of squared residuals  sum_i r_i^2"
+TIME_AXIS = "gradient-flow time t = lr x steps"
+
+
+def _thin(*series: np.ndarray, points: int = 300) -> list[np.ndarray]:
+    """Downsample series of equal length to at most ``points`` (always keeping the last)."""
+    size = len(series[0])
+    idx = np.unique(np.linspace(0, size - 1, min(points, size)).astype(int))
+    return [np.asarray(s)[idx] for s in series]
+
+
+def residual_line(res: Result, name: str, color: str, dash: str = "solid") -> go.Scatter:
+    """The curve sum_i r_i^2 against gradient-flow time of one run (downsampled)."""
+    t, rsq = _thin(res.trace["t"], res.trace["residual_sq"])
+    return go.Scatter(x=t, y=np.maximum(rsq, 1e-30), mode="lines", name=name,
+                      line=dict(color=color, dash=dash, width=2.4))
+
+
+@lru_cache(maxsize=8)
+def baseline_runs(n: int = 200, d: int = 400, seed: int = 0, steps: int = 300) -> dict:
+    """The ReLU net at width p(n, 0.05), random features with the same initialisation and width, and
+    a wide network (p = n), all run ``steps`` steps or until sum r^2 <= 1e-10, on the same data;
+    plus linear least squares and the random-features floor (the 'Watch it run' figure)."""
+    p = width_rule(n, 0.05)
+    gen = np.random.default_rng(seed)
+    X, y = make_weakly_interacting_data(n, d, rng=gen)
+    a, W = init_network(d, p, rng=gen)
+    a_w, W_w = init_network(d, n, rng=gen)
+    runs = {
+        f"ReLU net, p = {p}": train_shallow_relu(X, y, a, W, maxiter=steps, tol=1e-10 * p / (2 * n)),
+        f"random features, p = {p}": train_shallow_relu(X, y, a, W, maxiter=steps, tol=0.0, train_hidden=False),
+        f"wide ReLU net, p = {n}": train_shallow_relu(X, y, a_w, W_w, maxiter=steps, tol=1e-10 / 2),
+    }
+    for name, res in runs.items():
+        res.trace.method = name
+    floor = random_features_floor(a, W, X, y) * 2 * n / p  # as a sum of squared residuals
+    return {"runs": runs, "rf_floor": floor, "linear_rss": linear_least_squares(X, y)[1], "n": n, "d": d, "p": p}
+
+
+def watch_figure(n: int = 200, d: int = 400, seed: int = 0) -> go.Figure:
+    """Sum of squared residuals of the ReLU net, random features and a wide net on the same data,
+    with the phases named: 'fitting' until sum r^2 <= 1 (the paper's convergence criterion),
+    then the exponential phase of the local PL inequality; the random-features floor and linear
+    least squares as horizontal lines."""
+    ex = baseline_runs(n, d, seed)
+    runs = list(ex["runs"].values())
+    net = runs[0].trace
+    t_conv = float(net["t"][net.first_below("residual_sq", 1.0)])
+    t_end = float(net["t"][-1])
+    fig = convergence_figure([r.trace for r in runs], "residual_sq", "t", phases=[
+        Phase(0.0, t_conv, "fitting"), Phase(t_conv, t_end, "exponential (local PL) phase")],
+        xaxis_title=TIME_AXIS, yaxis_title=RESIDUAL_AXIS, height=460)
+    for trace in fig.data:  # downsample for page weight
+        trace.x, trace.y = _thin(np.asarray(trace.x), np.asarray(trace.y))
+    fig.add_hline(y=ex["rf_floor"], line=dict(color=color_for(1), dash="dot"),
+                  annotation_text="random-features floor (projection bound)", annotation_position="bottom right")
+    fig.add_hline(y=1.0, line=dict(color="#555", dash="dot"), annotation_text="converged: sum r^2 = 1",
+                  annotation_position="top right")
+    return fig
+
+
+def success_figure(sr: dict, eps: float = 0.05) -> go.Figure:
+    """P(converged) and P(well-initialised) against the width p, with the width rule marked."""
+    grid = np.arange(1.0, float(np.max(sr["p"])) + 1.0)
+    fig = go.Figure([
+        go.Scatter(x=sr["p"], y=sr["p_conv"], mode="lines+markers", name="P(converged)",
+                   line=dict(color=color_for(0), width=2.4), marker=dict(size=9)),
+        go.Scatter(x=sr["p"], y=sr["p_well"], mode="lines+markers", name="P(well-initialised)",
+                   line=dict(color=color_for(2), width=2.4, dash="dash"), marker=dict(size=9)),
+        go.Scatter(x=grid, y=np.maximum(0.0, 1 - sr["n"] * 0.75**grid), mode="lines",
+                   name="union bound max(0, 1 - n (3/4)^p)", line=dict(color="#888", dash="dot")),
+    ])
+    p_star = np.log(sr["n"] / eps) / np.log(4 / 3)
+    fig.add_vline(x=p_star, line=dict(color=color_for(1), dash="dash"),
+                  annotation_text=f"log(n/eps)/log(4/3) = {p_star:.1f}", annotation_position="bottom right")
+    base_layout(fig, xaxis_title="hidden width p (neurons)", yaxis_title=f"probability over {sr['seeds']} seeds",
+                height=420)
+    fig.update_yaxes(range=[-0.03, 1.03])
+    return fig
+
+
+def coverage_traces(res: Result) -> list:
+    """Coverage heatmap at initialisation (rows neurons, columns points; filled when the neuron
+    serves the point) and red crosses above the points no neuron serves."""
+    cov = res.coverage0.T.astype(float)  # (p, n)
+    p, n = cov.shape
+    unserved = np.flatnonzero(~res.coverage0.any(axis=1))
+    return [
+        go.Heatmap(z=cov, x=np.arange(n), y=np.arange(1, p + 1), colorscale=[[0, "#f4f4f4"], [1, color_for(0)]],
+                   zmin=0, zmax=1, showscale=False, xaxis="x2", yaxis="y2", name="serves", hoverinfo="skip"),
+        go.Scatter(x=unserved, y=np.full(unserved.size, p + 1.5), mode="markers", xaxis="x2", yaxis="y2",
+                   marker=dict(symbol="x", color=color_for(1), size=8), name="point served by no neuron"),
+    ]
+
+
+def _two_panel_layout(fig: go.Figure, n: int, p_max: int, y_range: list[float], t_max: float) -> go.Figure:
+    fig.update_layout(
+        xaxis=dict(domain=[0, 0.46], title_text=TIME_AXIS, range=[0, t_max], autorange=False),
+        yaxis=dict(type="log", range=y_range, autorange=False, title_text=RESIDUAL_AXIS, exponentformat="power"),
+        xaxis2=dict(domain=[0.56, 1], anchor="y2", title_text="data point i", range=[-0.5, n - 0.5],
+                    showline=True, linecolor="#888", mirror=True),
+        yaxis2=dict(anchor="x2", title_text="neuron j", range=[0.5, p_max + 2.5], showline=True,
+                    linecolor="#888", mirror=True),
+    )
+    return fig
+
+
+def coverage_panel_traces(res: Result, t_max: float) -> list:
+    """Left panel: sum r^2 of one run and the convergence threshold 1; right panel: coverage."""
+    return [
+        residual_line(res, f"ReLU net, p = {res.trace.meta['p']}", color_for(0)),
+        go.Scatter(x=[0, t_max], y=[1, 1], mode="lines", name="threshold sum r^2 = 1 (converged)",
+                   line=dict(color="#555", dash="dot")),
+        *coverage_traces(res),
+    ]
+
+
+def width_slider_figure(n: int = 200, d: int = 400, seed: int = 0,
+                        ps: tuple[int, ...] = (2, 4, 8, 16, 24, 29, 32)) -> go.Figure:
+    """Static twin of :data:`EXPLORER_WIDTH`: one frame per width p (n, d, seed fixed)."""
+    runs = [run_once(n, d, p, seed) for p in ps]
+    t_max = max(float(r.trace["t"][-1]) for r in runs)
+    steps = [SliderStep(f"{p}", coverage_panel_traces(r, t_max)) for p, r in zip(ps, runs)]
+    fig = slider_figure(steps, slider_label="hidden width p", active=ps.index(8) if 8 in ps else 0,
+                        fixed_axes=False, height=500)
+    top = np.log10(max(float(r.trace["residual_sq"].max()) for r in runs))
+    return _two_panel_layout(fig, n, max(ps), [-0.5, top + 0.2], t_max)
+
+
+def width_figure(n: int, d: int, p: int, seed: int) -> go.Figure:
+    """Live twin: the same two panels for one (n, d, p, seed)."""
+    res = run_once(n, d, p, seed)
+    t_max = float(res.trace["t"][-1])
+    fig = go.Figure(coverage_panel_traces(res, t_max))
+    base_layout(fig, height=500, title=(f"n = {n}, d = {d}, p = {p}: {'converged' if res.converged else 'not converged'}; "
+                                        f"{int((~res.coverage0.any(axis=1)).sum())} unserved points at init"))
+    return _two_panel_layout(fig, n, p, [-0.5, np.log10(float(res.trace["residual_sq"].max())) + 0.2], t_max)
+
+
+EXPLORER_WIDTH = Explorer("04", "width", width_figure, {
+    "n": Slider("points n", [25, 50, 100], 100),
+    "d": Slider("dimension d", [25, 50, 100, 200, 300], 200),
+    "p": Slider("width p", [2, 4, 8, 16, 24, 32], 8),
+    "seed": Slider("seed", list(range(8)), 0),
+}, description="loss curve and coverage heatmap for any (n, d, p, seed)")
+
+
+def rate_traces(res: Result) -> list[go.Scatter]:
+    """n x local rate ||grad L||^2 / L along the run, with the energy bounds 2 min E and 16 max E
+    (all multiplied by n), against time divided by n."""
+    n = res.trace.meta["n"]
+    t, rate, e_min, e_max = _thin(res.trace["t"], res.trace["rate"], res.trace["energy_min"], res.trace["energy_max"])
+    return [
+        go.Scatter(x=t / n, y=16 * e_max, mode="lines", name="upper bound 16 max_i E_i",
+                   line=dict(color=color_for(1), dash="dash")),
+        go.Scatter(x=t / n, y=n * rate, mode="lines", name="n x local rate ||grad L||^2 / L",
+                   line=dict(color=color_for(0), width=2.6)),
+        go.Scatter(x=t / n, y=2 * e_min, mode="lines", name="lower bound 2 min_i E_i",
+                   line=dict(color=color_for(2), dash="dash")),
+    ]
+
+
+def rate_slider_figure(ns: tuple[int, ...] = (50, 100, 200, 400), seed: int = 0) -> go.Figure:
+    """Static twin of :data:`EXPLORER_RATE`: one frame per n, orthogonal data."""
+    steps = [SliderStep(f"{n}", rate_traces(orthogonal_run(n, seed))) for n in ns]
+    return slider_figure(steps, slider_label="number of points n (= d)", active=1, logy=True,
+                         xaxis_title="rescaled time t / n", yaxis_title="n x local rate, n rho(t)",
+                         height=470)
+
+
+def rate_figure(n: int, seed: int) -> go.Figure:
+    """Live twin: the local rate and its bounds for one orthogonal run."""
+    fig = go.Figure(rate_traces(orthogonal_run(n, seed)))
+    return base_layout(fig, xaxis_title="rescaled time t / n", yaxis_title="n x local rate, n rho(t)",
+                       logy=True, height=470, title=f"orthogonal data, n = d = {n}, p = {width_rule(n)}")
+
+
+EXPLORER_RATE = Explorer("04", "rate", rate_figure, {
+    "n": Slider("points n (= d)", [20, 35, 50, 75], 50),
+    "seed": Slider("seed", list(range(6)), 0),
+}, description="local PL rate along the trajectory with the energy bounds")
+
+
+def toy_traces(log10_n: float, p: int = 2, targets: tuple[float, ...] = (1.0, 2.0)) -> list[go.Scatter]:
+    """Toy loss against t / t*_max (t*_max: the later of the groups' drop times), with the
+    n -> infinity staircase: the loss drops by each group's share at its own t*."""
+    n = 10.0 ** log10_n
+    t_stars = [phase_transition_time(n, v, p) for v in targets]
+    t_ref = max(t_stars)
+    s = np.linspace(0.0, 1.75, 351)
+    loss = phase_transition_loss(s * t_ref, n, targets=targets, p=p)
+    shares = [v * v / (2.0 * p) for v in targets]  # each group's initial loss D^2/(2n)/p
+    stair = np.array([sum(sh for sh, ts in zip(shares, t_stars) if si * t_ref < ts) for si in s])
+    return [
+        go.Scatter(x=s, y=stair, mode="lines", name="limit n -> infinity (steps at each t*)",
+                   line=dict(color="#999", dash="dash", width=2)),
+        go.Scatter(x=s, y=loss, mode="lines", name="closed-form loss L_n(t)", line=dict(color=color_for(0), width=2.6)),
+    ]
+
+
+def toy_slider_figure(log10_ns: tuple[float, ...] = (2, 4, 6, 8, 10, 12, 14, 16, 18)) -> go.Figure:
+    """Static twin of :data:`EXPLORER_TOY`: one frame per n = 10^k."""
+    steps = [SliderStep(f"10^{k:g}", toy_traces(k)) for k in log10_ns]
+    return slider_figure(steps, slider_label="number of points n", active=1,
+                         xaxis_title="normalised time t / t*  (t* = (np / 2D) log(pD) of the slower group)",
+                         yaxis_title="loss L_n(t)", height=450)
+
+
+def toy_figure(log10_n: float, p: int) -> go.Figure:
+    """Live twin: the toy at any n = 10^k and width p."""
+    fig = go.Figure(toy_traces(log10_n, p))
+    return base_layout(fig, xaxis_title="normalised time t / t*", yaxis_title="loss L_n(t)", height=450,
+                       title=f"n = 10^{log10_n:g}, p = {p}: relative drop width {drop_width(10.0 ** log10_n, 1.0, p):.3f}")
+
+
+EXPLORER_TOY = Explorer("04", "phase_transition", toy_figure, {
+    "log10_n": Slider("log10 n", list(range(2, 19)), 4),
+    "p": Slider("width p", [1, 2, 4, 8], 2),
+}, description="closed-form phase transition of the orthogonal toy model")
