@@ -1,0 +1,358 @@
+"""Tests of chapter 06: star-shaped polyhedral classifiers (fan coordinates, chambers,
+monotonicity, the concave log-likelihood and its maximiser, baselines, explorers)."""
+from itertools import product
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from optbook.classical import starshaped as S
+from optbook.core import check_derivatives
+
+
+@pytest.fixture(scope="module")
+def data():
+    fan = S.type_b_fan(2)
+    X, y, y_clean = S.make_star_data(fan, S.A_TRUE, 300, 0.1, rng=0)
+    return fan, X, y, y_clean, fan.coordinates(X)
+
+
+# ---------------------------------------------------------------- fan coordinates
+
+@pytest.mark.parametrize("fan", [S.type_b_fan(2), S.kite_fan(2), S.equiangular_fan(7),
+                                 S.fan_2d([[1, 0], [0.2, 1], [-1, 0.3], [-0.4, -1], [0.9, -0.8]])])
+def test_coordinates_reconstruct_x_and_are_sparse_nonnegative(fan):
+    X = np.random.default_rng(1).normal(size=(400, 2)) * 3
+    C = fan.coordinates(X)
+    assert np.allclose(C @ fan.rays, X, atol=1e-12)
+    assert C.min() >= 0
+    assert np.all((C > 0).sum(axis=1) <= 2)
+    assert np.allclose(C, fan.coordinates(X, method="generic"), atol=1e-12)
+
+
+def test_f_interpolates_generators_and_is_continuous_across_rays():
+    fan = S.type_b_fan(2)
+    a = np.random.default_rng(2).uniform(0.5, 3, fan.n_rays)
+    assert np.allclose(fan.coordinates(fan.rays) @ a, a)  # f_a(v_i) = a_i
+    eps = 1e-7
+    rot = lambda t: np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+    for v in fan.rays:
+        left, right = fan.coordinates((rot(eps) @ v)[None]) @ a, fan.coordinates((rot(-eps) @ v)[None]) @ a
+        assert abs(left[0] - right[0]) < 1e-5
+
+
+def test_f_is_positively_homogeneous():
+    fan = S.equiangular_fan(9)
+    X = np.random.default_rng(3).normal(size=(50, 2))
+    assert np.allclose(fan.coordinates(2.5 * X), 2.5 * fan.coordinates(X))
+
+
+def test_kite_closed_form_matches_generic_solver():
+    X = np.random.default_rng(4).normal(size=(300, 2))
+    assert np.allclose(S.kite_coordinates(X), S.kite_fan(2).coordinates(X, method="generic"))
+    X3 = np.random.default_rng(5).normal(size=(300, 3))
+    assert np.allclose(S.kite_coordinates(X3), S.kite_fan(3).coordinates(X3))
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_type_b_closed_form_matches_generic_solver(d):
+    X = np.random.default_rng(6).normal(size=(300, d))
+    fan = S.type_b_fan(d)
+    assert fan.n_rays == 3 ** d - 1
+    assert np.allclose(S.type_b_coordinates(X), fan.coordinates(X, method="generic"), atol=1e-12)
+
+
+def test_points_on_rays_and_origin_are_deterministic():
+    fan = S.type_b_fan(2)
+    C = fan.coordinates(np.vstack([fan.rays, [[0.0, 0.0]]]))
+    assert np.allclose(C[:-1], np.eye(fan.n_rays))
+    assert np.all(C[-1] == 0)
+
+
+def test_type_b_rays_ordered_by_angle_from_e1():
+    assert np.allclose(S.type_b_fan(2).rays, [[1, 0], [1, 1], [0, 1], [-1, 1], [-1, 0], [-1, -1], [0, -1], [1, -1]])
+
+
+# ---------------------------------------------------------------- classifier, chambers, monotonicity
+
+def test_generators_are_shattered():
+    """VC dimension >= n (Thm 3.1): every labelling of the generators is realised by a_i = 1 +- eps."""
+    fan = S.type_b_fan(2)
+    A = fan.coordinates(fan.rays)
+    for labels in product((0, 1), repeat=fan.n_rays):
+        lab = np.array(labels)
+        a = np.where(lab == 1, 1.1, 0.9)
+        assert np.array_equal(S.star_classify(A, a), lab)
+
+
+def test_same_chamber_same_classification(data):
+    _, _, y, _, A = data
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        a = rng.uniform(0.5, 3, A.shape[1])
+        b = a * (1 + 1e-9 * rng.uniform(size=a.size))  # a tiny move rarely crosses a hyperplane
+        if np.array_equal(S.chamber_signs(A, a), S.chamber_signs(A, b)):
+            assert S.confusion(A, a, y) == S.confusion(A, b, y)
+    # and different classifications imply different chambers
+    a, b = rng.uniform(0.5, 3, (2, A.shape[1]))
+    if not np.array_equal(S.star_classify(A, a), S.star_classify(A, b)):
+        assert not np.array_equal(S.chamber_signs(A, a), S.chamber_signs(A, b))
+
+
+def test_fp_increase_fn_decrease_along_positive_directions(data):
+    """Thm 3.4: FP(a) <= FP(a + t), FN(a) >= FN(a + t) for t >= 0."""
+    _, _, y, _, A = data
+    rng = np.random.default_rng(8)
+    for _ in range(100):
+        a = rng.uniform(0.2, 3, A.shape[1])
+        t = rng.exponential(0.5, A.shape[1]) * (rng.uniform(size=A.shape[1]) < 0.6)
+        c0, c1 = S.confusion(A, a, y), S.confusion(A, a + t, y)
+        assert c0["FP"] <= c1["FP"] and c0["FN"] >= c1["FN"]
+
+
+def test_perfect_classifiers_form_a_convex_set():
+    """Cor 3.3 on noise-free data: the midpoint of two perfect separators is perfect."""
+    fan = S.type_b_fan(2)
+    X, _, y = S.make_star_data(fan, S.A_TRUE, 200, 0.0, rng=9)
+    A = fan.coordinates(X)
+    rng = np.random.default_rng(9)
+    perfect = [a for a in S.A_TRUE * rng.uniform(0.97, 1.03, (300, 8)) if S.confusion(A, a, y)["err"] == 0]
+    assert len(perfect) >= 4
+    for a, b in zip(perfect[::2], perfect[1::2]):
+        assert S.confusion(A, 0.5 * (a + b), y)["err"] == 0
+
+
+# ---------------------------------------------------------------- log-likelihood
+
+def test_loglik_matches_a_direct_formula(data):
+    _, _, y, _, A = data
+    a, lam = np.full(A.shape[1], 1.3), 0.7
+    u = A @ a
+    direct = np.sum(np.log(1 - np.exp(-lam * u[y == 1]))) - lam * np.sum(u[y == 0])
+    assert np.isclose(S.log_likelihood(a, A, y, lam), direct, rtol=1e-12)
+
+
+def test_gradient_and_hessian_match_finite_differences(data):
+    _, _, y, _, A = data
+    a = np.random.default_rng(10).uniform(0.8, 2.5, A.shape[1])
+    chk = check_derivatives(lambda v: S.log_likelihood(v, A, y, 0.8),
+                            lambda v: S.log_likelihood_grad(v, A, y, 0.8), a,
+                            lambda v: S.log_likelihood_hess(v, A, y, 0.8))
+    assert chk.ok(1e-6), chk
+
+
+def test_loglik_is_concave_and_strictly_so_with_full_rank(data):
+    _, _, y, _, A = data
+    rng = np.random.default_rng(11)
+    for _ in range(100):
+        a, b = rng.uniform(0.1, 4, (2, A.shape[1]))
+        mid = S.log_likelihood(0.5 * (a + b), A, y, 1.2)
+        assert mid >= 0.5 * (S.log_likelihood(a, A, y, 1.2) + S.log_likelihood(b, A, y, 1.2)) - 1e-9
+    assert np.linalg.matrix_rank(A[y == 1]) == A.shape[1]
+    ev = np.linalg.eigvalsh(S.log_likelihood_hess(rng.uniform(0.5, 2, A.shape[1]), A, y, 1.2))
+    assert ev.max() < 0
+
+
+def test_loglik_depends_on_lambda_times_a_only(data):
+    _, _, y, _, A = data
+    a = np.random.default_rng(12).uniform(0.5, 2, A.shape[1])
+    assert np.isclose(S.log_likelihood(a, A, y, 2.0), S.log_likelihood(2.0 * a, A, y, 1.0), rtol=1e-12)
+
+
+def test_positive_point_at_zero_gives_a_finite_floor():
+    A = np.array([[0.0, 1.0], [1.0, 0.0]])
+    v = S.log_likelihood([0.0, 1.0], A, [0, 1], 1.0)  # the positive point has u = 0
+    assert np.isfinite(v) and v < -20
+
+
+# ---------------------------------------------------------------- the MLE (Algorithm 1)
+
+def test_mle_satisfies_kkt_and_matches_an_independent_solver(data):
+    _, _, y, _, A = data
+    res = S.fit_star(A, y, 1.0)
+    assert res.success
+    assert S.kkt_residual(res.x, A, y, 1.0) < 1e-6
+    ref = minimize(lambda v: -S.log_likelihood(v, A, y, 1.0), np.full(A.shape[1], 2.0),
+                   jac=lambda v: -S.log_likelihood_grad(v, A, y, 1.0), method="SLSQP",
+                   bounds=[(0, None)] * A.shape[1], options=dict(ftol=1e-14, maxiter=1000))
+    ref_x = np.maximum(ref.x, 0.0)
+    assert np.allclose(res.x, ref_x, rtol=1e-4, atol=1e-5)
+    assert res.fun >= S.log_likelihood(ref_x, A, y, 1.0) - 1e-8
+
+
+def test_mle_scaling_in_lambda(data):
+    _, _, y, _, A = data
+    a1 = S.fit_star(A, y, 1.0).x
+    for lam in (0.2, 3.0):
+        assert np.allclose(lam * S.fit_star(A, y, lam).x, a1, rtol=1e-5)
+
+
+def test_mle_boundary_optimum_is_kept():
+    """A ray with no class-0 point nearby but positive points that want a_i = 0: with only
+    positive points on ray 2's side... here class-0 points pull a_2 to 0 (KKT with a_2 = 0)."""
+    fan = S.line_fan()
+    x = np.array([-0.9, -0.5, -0.2, 0.3, 0.6, 0.9])
+    y = np.array([1, 0, 0, 0, 0, 0])
+    A = fan.coordinates(x[:, None])
+    res = S.fit_star(A, y, 1.0)
+    assert res.x[1] == 0.0 and res.jac[1] <= 0
+    assert S.kkt_residual(res.x, A, y, 1.0) < 1e-7
+
+
+def test_mle_trace_records_objective_and_mistakes(data):
+    _, _, y, _, A = data
+    res = S.fit_star(A, y, 1.0)
+    tr = res.trace
+    assert len(tr) == res.nit + 1
+    assert np.isclose(tr.objective[-1], -res.fun)
+    assert tr.objective[-1] <= tr.objective[0]
+    assert tr["err"][-1] == S.confusion(A, res.x, y)["err"]
+    phases = S.chamber_phase(tr)
+    assert phases[-1].label == "inside the final chamber"
+
+
+def test_mle_fits_noise_free_star_data():
+    """The exponential model is misspecified for hard labels, so the MLE is not a perfect
+    separator (about 0.86-0.90 here), but far better than a linear classifier."""
+    fan = S.type_b_fan(2)
+    X, y, _ = S.make_star_data(fan, S.A_TRUE, 600, 0.0, rng=13)
+    A = fan.coordinates(X)
+    sel = S.select_lambda(A, y, refit=False)
+    acc = np.mean(S.star_classify(A, sel["a"]) == y)
+    lin = np.mean(S.logistic_predict(S.logistic_regression(X, y).x, X) == y)
+    assert acc > 0.8 and acc > lin + 0.15
+
+
+def test_select_lambda_scaling_shortcut_agrees(data):
+    _, _, y, _, A = data
+    lams = np.geomspace(0.3, 3, 7)
+    a, b = S.select_lambda(A, y, lams), S.select_lambda(A, y, lams, refit=False)
+    assert a["best"] == b["best"] and np.allclose(a["fits"], b["fits"], rtol=1e-5)
+
+
+# ---------------------------------------------------------------- baselines
+
+def test_logistic_regression_matches_closed_form_gradient_zero(data):
+    _, X, y, _, _ = data
+    res = S.logistic_regression(X, y, l2=0.0)
+    Z = np.hstack([X, np.ones((len(X), 1))])
+    p = 1 / (1 + np.exp(-Z @ res.x))
+    assert np.abs(Z.T @ (p - y)).max() / len(y) < 1e-7
+    assert S.logistic_predict(res.x, X).shape == y.shape
+
+
+def test_mlp_baseline_is_deterministic_and_learns():
+    fan = S.type_b_fan(2)
+    X, y, _ = S.make_star_data(fan, S.A_TRUE, 200, 0.0, rng=14)
+    p1 = S.mlp_baseline(X, y, X, steps=300, restarts=2, seed=3)
+    p2 = S.mlp_baseline(X, y, X, steps=300, restarts=2, seed=3)
+    assert np.array_equal(p1[0], p2[0]) and np.mean(p1[0] == y) > 0.6
+
+
+def test_rbf_svm_baseline():
+    fan = S.type_b_fan(2)
+    X, y, _ = S.make_star_data(fan, S.A_TRUE, 200, 0.0, rng=15)
+    if not S.HAVE_SKLEARN:
+        with pytest.raises(ImportError, match="scikit-learn"):
+            S.rbf_svm_baseline(X, y, X)
+    else:
+        tr, _ = S.rbf_svm_baseline(X, y, X)
+        assert np.mean(tr == y) > 0.8
+
+
+def test_data_is_deterministic_and_flips_at_the_rate():
+    fan = S.type_b_fan(2)
+    X1, y1, c1 = S.make_star_data(fan, S.A_TRUE, 4000, 0.1, rng=16)
+    X2, y2, _ = S.make_star_data(fan, S.A_TRUE, 4000, 0.1, rng=16)
+    assert np.array_equal(X1, X2) and np.array_equal(y1, y2)
+    assert 0.08 < np.mean(y1 != c1) < 0.12
+    assert np.linalg.norm(X1, axis=1).max() <= 1
+
+
+# ---------------------------------------------------------------- explorers and figures
+
+def test_explorers_render_and_respond():
+    f1 = S.EXPLORER_EDITOR.render(a3=2.5)
+    f2 = S.EXPLORER_EDITOR.render(a3=0.5)
+    assert f1.layout.title.text != f2.layout.title.text
+    for e in (S.EXPLORER_CHAMBERS, S.EXPLORER_RESOLUTION):
+        assert e.render().data
+    titles = {S.EXPLORER_CHAMBERS.render(lam=lam).layout.title.text for lam in (0.5, 2.0)}
+    assert len(titles) == 2
+
+
+def test_static_sliders_have_frames():
+    for fig, n in ((S.star_editor_slider(), len(S.EDITOR_VALUES)), (S.chamber_slider(), len(S.CHAMBER_LAMS)),
+                   (S.resolution_slider(), len(S.RESOLUTIONS))):
+        assert len(fig.frames) == n and fig.layout.sliders
+
+
+def test_star_polygon_vertices():
+    fan = S.type_b_fan(2)
+    a = np.arange(1, 9, dtype=float)
+    poly = S.star_polygon(fan, a)
+    assert np.allclose(poly[:-1], fan.rays / a[:, None])
+
+
+# ---------------------------------------------------------------- bad input
+
+def test_bad_inputs_raise_value_errors(data):
+    fan, X, y, _, A = data
+    with pytest.raises(ValueError, match="rays"):
+        S.fan_2d([[1, 0], [0, 1], [-1, 0]])  # angle pi between (-1,0) and (1,0): not complete
+    with pytest.raises(ValueError, match="rays"):
+        S.fan_2d([[1, 0], [0, 1]])
+    with pytest.raises(ValueError, match="rays"):
+        S.fan_2d([[1, 0], [2, 0], [-1, 1], [-1, -1]])
+    with pytest.raises(ValueError, match="cones"):
+        S.Fan([[1.0, 0], [2.0, 0]], np.array([[0, 1]]))
+    with pytest.raises(ValueError, match="k"):
+        S.equiangular_fan(2)
+    with pytest.raises(ValueError, match="X"):
+        fan.coordinates(np.ones((3, 3)))
+    with pytest.raises(ValueError, match="X"):
+        fan.coordinates([[np.nan, 0.0]])
+    with pytest.raises(ValueError, match="method"):
+        fan.coordinates(X, method="magic")
+    with pytest.raises(ValueError, match="a"):
+        S.star_classify(A, -np.ones(A.shape[1]))
+    with pytest.raises(ValueError, match="a"):
+        S.star_classify(A, np.ones(3))
+    with pytest.raises(ValueError, match="y"):
+        S.confusion(A, np.ones(A.shape[1]), np.full(len(y), 2))
+    with pytest.raises(ValueError, match="y"):
+        S.fit_star(A, y[:-1])
+    with pytest.raises(ValueError, match="lam"):
+        S.fit_star(A, y, 0.0)
+    with pytest.raises(ValueError, match="lam"):
+        S.log_likelihood(np.ones(A.shape[1]), A, y, np.inf)
+    with pytest.raises(ValueError, match="a0"):
+        S.fit_star(A, y, a0=np.full(A.shape[1], np.nan))
+    with pytest.raises(ValueError, match="tol"):
+        S.fit_star(A, y, tol=-1.0)
+    with pytest.raises(ValueError, match="maxiter"):
+        S.fit_star(A, y, maxiter=0)
+    with pytest.raises(ValueError, match="flip"):
+        S.make_star_data(fan, S.A_TRUE, 10, flip=0.7)
+    with pytest.raises(ValueError, match="a_true"):
+        S.make_star_data(fan, S.A_TRUE[:3], 10)
+    with pytest.raises(ValueError, match="m"):
+        S.sample_disk(0)
+    with pytest.raises(ValueError, match="l2"):
+        S.logistic_regression(X, y, l2=-1.0)
+    with pytest.raises(ValueError, match="Phi"):
+        S.logistic_regression(np.ones(5), y)
+    with pytest.raises(ValueError, match="lams"):
+        S.select_lambda(A, y, [1.0, -1.0])
+    with pytest.raises(ValueError, match="hidden"):
+        S.mlp_baseline(X, y, X, hidden=(0,))
+    with pytest.raises(ValueError, match="restarts"):
+        S.mlp_baseline(X, y, X, restarts=0)
+    with pytest.raises(ValueError, match="lr"):
+        S.mlp_baseline(X, y, X, lr=0.0)
+    with pytest.raises(ValueError, match="X_test"):
+        S.mlp_baseline(X, y, np.ones((4, 3)))
+    with pytest.raises(ValueError, match="C"):
+        S.rbf_svm_baseline(X, y, X, C=-1.0)
+    with pytest.raises(ValueError, match="lam_scale"):
+        S.resolution_figure(8, lam_scale=0.0)
