@@ -50,3 +50,30 @@ def test_missing_series_is_a_clear_error():
 def test_from_dict_rejects_ragged():
     with pytest.raises(ValueError, match="different lengths"):
         Trace.from_dict({"method": "m", "objective": [1.0, 2.0], "gap": [1.0]})
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_thin_indices_keep_ends_and_bound(log):
+    from optbook.core import thin_indices
+
+    idx = thin_indices(10_000, 300, log=log)
+    assert idx[0] == 0 and idx[-1] == 9_999 and len(idx) <= 302
+    assert np.all(np.diff(idx) > 0)
+    if log:  # denser at the start
+        assert np.sum(idx < 100) > np.sum((idx >= 9_000) & (idx < 9_100))
+    np.testing.assert_array_equal(thin_indices(5, 300), np.arange(5))
+    with pytest.raises(ValueError, match="max_points"):
+        thin_indices(10, 1)
+    with pytest.raises(ValueError, match="n must be"):
+        thin_indices(0)
+
+
+def test_thinned_trace_keeps_rows_of_every_series():
+    tr = Trace("long")
+    for k in range(1000):
+        tr.record(objective=float(k), gap=2.0 * k)
+    th = tr.thinned(50)
+    assert len(th) <= 52 and th.method == "long"
+    np.testing.assert_array_equal(th["gap"], 2.0 * th.objective)
+    np.testing.assert_array_equal(th.iteration, th.objective)
+    assert tr.thinned(5000) is tr

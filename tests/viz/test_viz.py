@@ -11,6 +11,7 @@ from optbook.viz import (
     claim_table,
     convergence_figure,
     landscape_figure,
+    phase_layout,
     records_table,
     slider_figure,
 )
@@ -97,3 +98,23 @@ def test_book_renderer_emits_a_bare_div(monkeypatch):
         assert pio.renderers.default == "book"
     finally:
         pio.renderers.default = before
+
+
+def test_phase_labels_on_a_log_axis_sit_at_log_midpoints():
+    lay = phase_layout([Phase(1, 100, "a")], logx=True)
+    assert lay["annotations"][0]["x"] == pytest.approx(1.0)
+    assert lay["shapes"][0]["x0"] == 1 and lay["shapes"][0]["x1"] == 100
+    with pytest.raises(ValueError, match="above 0"):
+        phase_layout([Phase(0, 1, "a")], logx=True)
+
+
+def test_long_traces_are_thinned():
+    fig = convergence_figure([_trace("long", np.linspace(1, 2, 5000))], logy=False)
+    assert len(fig.data[0].x) <= 302 and fig.data[0].x[-1] == 4999
+
+
+def test_slider_fixes_each_subplot_axis_separately():
+    steps = [SliderStep(f"{k}", [go.Scatter(x=[0, 1], y=[0, k]), go.Scatter(x=[0, 1], y=[0, 100 * k], xaxis="x2", yaxis="y2")])
+             for k in (1, 2)]
+    fig = slider_figure(steps, slider_label="k")
+    assert fig.layout.yaxis.range[1] < 3 and 150 < fig.layout.yaxis2.range[1] < 250

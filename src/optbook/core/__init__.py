@@ -1,5 +1,6 @@
 """What several chapters share: the run record, test problems, line searches, checks, seeding."""
 from .fdcheck import DerivativeCheck, check_derivatives, fd_gradient, fd_hessian
+from .fits import loglog_slope, semilog_slope
 from .linesearch import LineSearchResult, armijo_backtracking, strong_wolfe, weak_wolfe
 from .problems import (
     AffineComposition,
@@ -14,7 +15,7 @@ from .problems import (
     quadratic_with_condition,
     random_orthogonal,
 )
-from .trace import Result, Trace
+from .trace import Result, Trace, thin_indices
 from .validate import (
     RngLike,
     as_rng,
@@ -32,6 +33,6 @@ __all__ = [
     "LogisticRegression", "Problem", "Quadratic", "Result", "RngLike", "Rosenbrock", "Trace",
     "armijo_backtracking", "as_rng", "check_choice", "check_derivatives", "check_in_range",
     "check_int", "check_matrix", "check_positive", "check_spd", "check_vector",
-    "conditioning_map", "fd_gradient", "fd_hessian", "make_cubic", "make_logistic",
+    "conditioning_map", "fd_gradient", "fd_hessian", "loglog_slope", "semilog_slope", "thin_indices", "make_cubic", "make_logistic",
     "quadratic_with_condition", "random_orthogonal", "strong_wolfe", "weak_wolfe",
 ]

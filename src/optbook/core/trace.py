@@ -16,6 +16,20 @@ from scipy.optimize import OptimizeResult
 _CORE = ("iteration", "objective", "grad_norm", "step_size", "time")
 
 
+def thin_indices(n: int, max_points: int = 300, *, log: bool = False) -> np.ndarray:
+    """At most ``max_points`` sorted indices into a series of length ``n``, always keeping the
+    first and the last: evenly spaced, or evenly spaced in log(1 + k) with ``log`` (for runs
+    plotted on a log x-axis, or whose early iterations matter most)."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if isinstance(max_points, bool) or not isinstance(max_points, (int, np.integer)) or max_points < 2:
+        raise ValueError(f"max_points must be an integer >= 2, got {max_points!r}")
+    if n <= max_points:
+        return np.arange(n)
+    grid = np.geomspace(1, n, max_points) - 1 if log else np.linspace(0, n - 1, max_points)
+    return np.unique(np.concatenate([[0, n - 1], np.round(grid).astype(int)]))
+
+
 @dataclass
 class Trace:
     """Per-iteration record of one run of one method.
@@ -123,6 +137,17 @@ class Trace:
         values = self[name]
         hits = np.flatnonzero(values <= threshold)
         return int(self.iteration[hits[0]]) if hits.size else None
+
+    def thinned(self, max_points: int = 300, *, log: bool = False) -> "Trace":
+        """A copy keeping at most ``max_points`` rows (first and last kept), so long runs stay
+        light on a page; ``log`` spaces the kept rows evenly in log(1 + t)."""
+        if len(self) <= max_points:
+            return self
+        keep = thin_indices(len(self), max_points, log=log)
+        data = self.to_dict()
+        for key in self.series:
+            data[key] = [data[key][i] for i in keep]
+        return Trace.from_dict(data)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python form (lists of floats), e.g. for JSON."""

@@ -27,14 +27,21 @@ class Phase:
             raise ValueError(f"phase {self.label!r} needs finite start <= end, got {self.start}, {self.end}")
 
 
-def phase_layout(phases: Sequence[Phase]) -> dict:
-    """Layout ``shapes`` and ``annotations`` shading each phase (usable in slider frames too)."""
+def phase_layout(phases: Sequence[Phase], *, logx: bool = False) -> dict:
+    """Layout ``shapes`` and ``annotations`` shading each phase (usable in slider frames too).
+
+    On a log x-axis (``logx``) plotly places shapes in data units but annotations in log10
+    units, so the labels go to the log midpoints there (phases must then start above 0).
+    """
+    if logx and any(ph.start <= 0 for ph in phases):
+        raise ValueError("phases on a log x-axis must start above 0")
     shapes, notes = [], []
     for k, ph in enumerate(phases):
+        mid = 0.5 * (np.log10(ph.start) + np.log10(ph.end)) if logx else 0.5 * (ph.start + ph.end)
         shapes.append(dict(type="rect", xref="x", yref="paper", x0=ph.start, x1=ph.end, y0=0, y1=1,
                            fillcolor=PHASE_COLORS[k % len(PHASE_COLORS)], opacity=0.55, layer="below",
                            line_width=0))
-        notes.append(dict(x=0.5 * (ph.start + ph.end), y=1.0, xref="x", yref="paper", yanchor="top",
+        notes.append(dict(x=mid, y=1.0, xref="x", yref="paper", yanchor="top",
                           text=f"<b>{ph.label}</b>", showarrow=False, font=dict(size=12, color="#333")))
     return {"shapes": shapes, "annotations": notes}
 
@@ -57,14 +64,17 @@ def convergence_traces(
     f_star: float | None = None,
     logy: bool = True,
     start_index: int = 0,
+    max_points: int = 300,
 ) -> list[go.Scatter]:
-    """One line per trace, named after ``trace.method``; the i-th trace gets the i-th colour."""
+    """One line per trace, named after ``trace.method``; the i-th trace gets the i-th colour.
+    Long traces are thinned to ``max_points`` rows to keep the page light."""
     if not traces:
         raise ValueError("traces must not be empty")
     out = []
     for i, tr in enumerate(traces):
         if not isinstance(tr, Trace):
             raise TypeError(f"traces[{i}] must be a Trace, got {type(tr).__name__}")
+        tr = tr.thinned(max_points)
         yv = series_values(tr, y, f_star)
         if logy:
             yv = np.where(np.isfinite(yv), np.maximum(np.abs(yv), LOG_FLOOR), np.nan)
@@ -96,7 +106,7 @@ def convergence_figure(
     """
     fig = go.Figure(convergence_traces(traces, y, x, f_star=f_star, logy=logy))
     if phases:
-        fig.update_layout(**phase_layout(phases))
+        fig.update_layout(**phase_layout(phases, logx=logx))
     default_y = "f(x_t) - f*" if f_star is not None else y.replace("_", " ")
     return base_layout(fig, title=title, xaxis_title=xaxis_title or ("iteration t" if x == "iteration" else x),
                        yaxis_title=yaxis_title or default_y, height=height, logy=logy, logx=logx)

@@ -52,6 +52,8 @@ def slider_figure(
     """A figure with one frame per step and a slider that animates between them.
 
     Every step must show the same number of traces (frames replace trace data in place).
+    With ``fixed_axes`` each axis (subplot axes too) keeps one range over all steps; ``logx`` and
+    ``logy`` then apply to every axis.
     """
     if not steps:
         raise ValueError("steps must not be empty")
@@ -75,13 +77,18 @@ def slider_figure(
     base_layout(fig, title=title, xaxis_title=xaxis_title, yaxis_title=yaxis_title, height=height,
                 logx=logx, logy=logy)
     if fixed_axes:
-        xs = [t.x for st in steps for t in st.traces if getattr(t, "x", None) is not None and t.type == "scatter"]
-        ys = [t.y for st in steps for t in st.traces if getattr(t, "y", None) is not None and t.type == "scatter"]
-        xr, yr = _range(xs, logx, pad=0.02), _range(ys, logy)
-        if xr:
-            fig.update_xaxes(range=xr, autorange=False)
-        if yr:
-            fig.update_yaxes(range=yr, autorange=False)
+        # One range per axis over all frames; traces on subplot axes (x2, y2, ...) get their own.
+        for kind, log, pad in (("x", logx, 0.02), ("y", logy, 0.04)):
+            groups: dict[str, list] = {}
+            for st in steps:
+                for t in st.traces:
+                    values = getattr(t, kind, None) if t.type == "scatter" else None
+                    if values is not None:
+                        groups.setdefault(getattr(t, f"{kind}axis") or kind, []).append(values)
+            for ref, values in groups.items():
+                rng = _range(values, log, pad=pad)
+                if rng:
+                    fig.update_layout({ref.replace(kind, f"{kind}axis", 1): dict(range=rng, autorange=False)})
     fig.update_layout(
         margin=dict(b=110),
         sliders=[dict(

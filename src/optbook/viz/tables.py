@@ -6,7 +6,9 @@ from collections.abc import Iterable
 
 from ..claims import ClaimResult, format_measured, format_table
 
-_STYLE = ("<style>.optbook-claims{border-collapse:collapse;font-size:0.9em;margin:0.5em 0}"
+# Cells may wrap anywhere, so a wide table shrinks to the page column instead of overflowing it.
+_STYLE = ("<style>.optbook-claims{border-collapse:collapse;font-size:0.85em;margin:0.5em 0;"
+          "width:100%;overflow-wrap:anywhere}"
           ".optbook-claims th,.optbook-claims td{border:1px solid #ccc;padding:4px 8px;"
           "vertical-align:top;text-align:left}.optbook-claims th{background:#f3f3f3}"
           ".optbook-ok{color:#1a7f37;font-weight:bold}.optbook-bad{color:#c62828;font-weight:bold}"
