@@ -102,7 +102,7 @@ def test_stdp_converges_exponentially_at_rate_alpha():
     res = h.stdp(P0, alpha=alpha, n_steps=1500, n_replicas=300, record_every=5, rng=0)
     it, med = res.trace.iteration, res.trace["gap_median"]
     half = it >= 750
-    assert -1.15 <= h.log_slope(it[half], med[half]) / alpha <= -0.85
+    assert -1.15 <= h.semilog_slope(it[half], med[half]) / alpha <= -0.85
     assert res.success_rate >= 0.9
 
 
@@ -143,7 +143,7 @@ def test_replicator_rate_near_the_vertex_is_log_one_plus_alpha():
     alpha = 0.05
     res = h.replicator(P0, alpha=alpha, n_steps=800)
     it = res.trace.iteration
-    slope = h.log_slope(it[600:], res.trace["gap_median"][600:])
+    slope = h.semilog_slope(it[600:], res.trace["gap_median"][600:])
     assert slope == pytest.approx(-np.log1p(alpha), rel=1e-3)
 
 
@@ -257,8 +257,8 @@ def test_baselines_and_helpers_reject_bad_input():
         h.stdp_multi_output(h.LAMBDA, [0.6, 0.1])
     with pytest.raises(ValueError, match="w0"):
         h.stdp_multi_output(h.LAMBDA, [0.01, 0.01], w0=np.ones((3, 3)))
-    with pytest.raises(ValueError, match="values"):
-        h.log_slope([0.0, 1.0], [0.0, 0.0])
+    with pytest.raises(ValueError, match="y > 0"):
+        h.semilog_slope([0.0, 1.0], [0.0, 0.0])
     with pytest.raises(ValueError, match="tail"):
         h.error_floor(h.stdp(P0, n_steps=5), tail=0.0)
 

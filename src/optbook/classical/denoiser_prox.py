@@ -37,7 +37,9 @@ from ..core import (
     check_positive,
     check_spd,
     check_vector,
+    loglog_slope,
     random_orthogonal,
+    thin_indices,
 )
 from ..viz import Phase, SliderStep, base_layout, color_for, landscape_figure, phase_layout, slider_figure
 from ..widgets import Explorer, Slider
@@ -488,23 +490,6 @@ def theorem1_bound(k, dist0: float, tau: float, M: float = 0.0, dim: int = 1) ->
     return (np.log(k) + 7.0) / (k + 1.0) * (dist0 + tau**2 * M * np.sqrt(dim))
 
 
-def loglog_slope(k: np.ndarray, err: np.ndarray) -> float:
-    """Least-squares slope of log(err) against log(k) (points with k >= 1 and err > 0)."""
-    k, err = np.asarray(k, dtype=float), np.asarray(err, dtype=float)
-    if k.shape != err.shape or k.ndim != 1:
-        raise ValueError("k and err must be 1-D arrays of the same length")
-    keep = (k >= 1) & (err > 0) & np.isfinite(err)
-    if keep.sum() < 2:
-        raise ValueError("need at least two points with k >= 1 and err > 0")
-    return float(np.polyfit(np.log(k[keep]), np.log(err[keep]), 1)[0])
-
-
-def log_indices(n: int, m: int = 200) -> np.ndarray:
-    """About m indices in [0, n) spaced evenly in log(1 + k) (for plotting long runs)."""
-    n, m = check_int(n, "n", minimum=1), check_int(m, "m", minimum=2)
-    return np.unique(np.round(np.geomspace(1, n, m) - 1).astype(int))
-
-
 # --------------------------------------------------------------------------- experiments
 
 Y2 = np.array([1.0, 1.0])  # the card's observation for the 2-D experiments
@@ -661,7 +646,7 @@ def level_set_figure(sigma: float = 0.1, kappa: float = 500.0) -> go.Figure:
 
 def _error_line(res: Result, name: str, color: str, dash: str = "solid", m: int = 200) -> go.Scatter:
     err = res.trace["error"]
-    idx = log_indices(err.size - 1, m) + 1  # k >= 1 on a log axis
+    idx = thin_indices(err.size - 1, m, log=True) + 1  # k >= 1 on a log axis
     return go.Scatter(x=idx, y=np.maximum(err[idx], 1e-16), mode="lines", name=name,
                       line=dict(color=color, dash=dash, width=2.4))
 
@@ -671,7 +656,7 @@ def race_traces(kappa: float) -> list:
     the Theorem-1 envelope and a reference C/k line."""
     ex = race_runs(float(check_in_range(kappa, "kappa", 1.0, np.inf, closed=(True, False))))
     avg = ex["runs"]["MMSE averaging"]
-    k = log_indices(ex["k"].size, 60) + 1
+    k = thin_indices(ex["k"].size, 60, log=True) + 1
     c0 = float(avg.trace["error"][1] * 2.0)
     return [
         _error_line(avg, "MMSE averaging", color_for(0)),

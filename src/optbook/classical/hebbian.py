@@ -44,6 +44,7 @@ from ..core import (
     check_matrix,
     check_positive,
     check_vector,
+    semilog_slope,
 )
 from ..viz import (
     Phase,
@@ -490,17 +491,6 @@ def stdp_multi_output(
 # --------------------------------------------------------------------------- the experiments
 
 
-def log_slope(iterations, values) -> float:
-    """Least-squares slope of log(values) against the iteration (per iteration); the rate r in
-    values ~ C exp(r k). Non-positive values are left out."""
-    k = check_vector(iterations, "iterations")
-    v = check_vector(values, "values", k.size)
-    keep = v > 0
-    if keep.sum() < 2:
-        raise ValueError("values needs at least two positive entries to fit a slope")
-    return float(np.polyfit(k[keep], np.log(v[keep]), 1)[0])
-
-
 def decision_phase_end(trace: Trace, threshold: float = 1e-3) -> float:
     """First recorded iteration at which the median distance to the nearest vertex drops below
     ``threshold``: the end of the early, nonconvex phase in which the winner is decided."""
@@ -801,7 +791,7 @@ def identification_experiment(alpha: float = 0.01, n_replicas: int = 500, seed: 
     sgd = projected_sgd(STARTS[3], rng=seed + 1, **kw)
     it = run.trace.iteration
     half = it >= n_steps / 2
-    slope = log_slope(it[half], run.trace["gap_median"][half])
+    slope = semilog_slope(it[half], run.trace["gap_median"][half])
     floor_stdp, floor_sgd = error_floor(run), error_floor(sgd)
     return {"stdp": run, "sgd": sgd, "slope_over_alpha": slope / alpha, "success": run.success_rate,
             "success_sgd": sgd.success_rate, "floor_stdp": floor_stdp, "floor_sgd": floor_sgd,

@@ -23,7 +23,17 @@ import plotly.graph_objects as go
 import scipy.linalg
 
 from ..claims import Measured, claim
-from ..core import Trace, as_rng, check_choice, check_in_range, check_int, check_matrix, check_positive, check_vector
+from ..core import (
+    Trace,
+    as_rng,
+    check_choice,
+    check_in_range,
+    check_int,
+    check_matrix,
+    check_positive,
+    check_vector,
+    loglog_slope,
+)
 from ..core.problems import random_orthogonal
 from ..core.validate import RngLike
 from ..viz import Phase, SliderStep, base_layout, color_for, convergence_figure, phase_layout, slider_figure
@@ -526,7 +536,7 @@ def scaling_experiment(ns: tuple[int, ...] = (100, 200, 400, 800), seeds: int = 
             draws[k].append(col)
     out: dict = {k: np.array([np.exp(np.mean(np.log(d))) for d in draws[k]]) for k in keys}
     logn = np.log(np.array(ns, dtype=float))
-    out["slopes"] = {k: float(np.polyfit(logn, np.log(out[k]), 1)[0]) for k in keys}
+    out["slopes"] = {k: loglog_slope(ns, out[k]) for k in keys}
     out["local_slopes"] = {k: np.diff(np.log(out[k])) / np.diff(logn) for k in keys}
     out["draws"] = draws
     out["ns"] = np.array(ns)
@@ -696,15 +706,6 @@ def quadrature_figure() -> go.Figure:
     return fig
 
 
-def log_x_phase_layout(phases: list[Phase]) -> dict:
-    """:func:`optbook.viz.phase_layout` for a log-scale x-axis: plotly places shapes in data units
-    but annotations in log10 units on log axes, so the labels are moved to the log midpoints."""
-    lay = phase_layout(phases)
-    for note, ph in zip(lay["annotations"], phases):
-        note["x"] = 0.5 * (np.log10(ph.start) + np.log10(ph.end))
-    return lay
-
-
 def noise_run_figure(n: int = 200) -> go.Figure:
     """Watch it run: errors against eps on the synthetic spectrum (n = 200), Wigner and aligned,
     the region where the gap condition holds shaded."""
@@ -719,8 +720,8 @@ def noise_run_figure(n: int = 200) -> go.Figure:
     gap = noise_sweep(90.0, n=n, eps_lo=1e-4, eps_hi=1.0, points=13).meta["eps_gap"]
     fig = convergence_figure(traces, x="eps", logx=True, xaxis_title="noise level ε = ||E|| / λ_n",
                              yaxis_title="spectral-norm error", height=520)
-    fig.update_layout(**log_x_phase_layout([Phase(1e-4, gap, "gap condition holds"),
-                                            Phase(gap, 1.0, "theorem silent")]))
+    fig.update_layout(**phase_layout([Phase(1e-4, gap, "gap condition holds"),
+                                            Phase(gap, 1.0, "theorem silent")], logx=True))
     return fig
 
 
@@ -781,7 +782,7 @@ def claim_noise_tracking(fast: bool = False) -> Measured:
         # EYM-N is a constant (the truncation terms) plus O(eps): its overprediction grows like
         # 1/eps as eps -> 0, i.e. over the small-noise decade; at eps = 0.1 the Neumann term grows too.
         slope = float(np.log(over[1] / over[0]) / np.log(tr["eps"][1] / tr["eps"][0]))
-        values[f"{label}_eymn_over_true_slope_all"] = float(np.polyfit(np.log(tr["eps"]), np.log(over), 1)[0])
+        values[f"{label}_eymn_over_true_slope_all"] = loglog_slope(tr["eps"], over)
         spread = float(ratio.max() / ratio.min())
         eym_vs_bound = float(tr["eymn"][0] / tr["bound"][0])
         values.update({f"{label}_bound_over_true_min": float(ratio.min()),

@@ -1203,21 +1203,6 @@ EXPLORER_INTERLACING = Explorer("03", "interlacing", interlacing_figure, {
 # --------------------------------------------------------------------------- tables and figures for the chapter
 
 
-def thin_trace(trace: Trace, max_points: int = 300) -> Trace:
-    """A copy of ``trace`` keeping at most ``max_points`` rows (evenly spaced, first and last kept),
-    so that long runs stay light on the page."""
-    if not isinstance(trace, Trace):
-        raise ValueError(f"trace must be a Trace, got {type(trace).__name__}")
-    max_points = check_int(max_points, "max_points", minimum=2)
-    if len(trace) <= max_points:
-        return trace
-    keep = np.unique(np.linspace(0, len(trace) - 1, max_points).round().astype(int))
-    data = trace.to_dict()
-    for key in trace.series:
-        data[key] = [data[key][i] for i in keep]
-    return Trace.from_dict(data)
-
-
 def factorization_records(seed: int = 0) -> list[dict]:
     """One row per method of the matrix-factorisation sweep: best step, iterations at it, largest
     step that converged, seconds per iteration and to the tolerance (wall time, measured once)."""

@@ -25,7 +25,19 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..claims import Measured, claim
-from ..core import Result, RngLike, Trace, as_rng, check_in_range, check_int, check_matrix, check_positive, check_vector
+from ..core import (
+    Result,
+    RngLike,
+    Trace,
+    as_rng,
+    check_in_range,
+    check_int,
+    check_matrix,
+    check_positive,
+    check_vector,
+    loglog_slope,
+    thin_indices,
+)
 from ..viz import Phase, SliderStep, base_layout, color_for, convergence_figure, slider_figure
 from ..widgets import Explorer, Slider
 
@@ -476,7 +488,7 @@ def rate_scaling(ns: tuple[int, ...], seeds: int) -> dict:
     """Late-time rate on orthogonal data for each n (mean over seeds) and the log-log slope."""
     mus = np.array([[late_rate(orthogonal_run(n, s).trace) for s in range(seeds)] for n in ns])
     mean = mus.mean(axis=1)
-    slope = float(np.polyfit(np.log(ns), np.log(mean), 1)[0])
+    slope = loglog_slope(ns, mean)
     return {"n": np.array(ns), "rates": mus, "mean_rate": mean, "slope": slope}
 
 
@@ -552,16 +564,10 @@ RESIDUAL_AXIS = "sum of squared residuals  sum_i r_i^2"
 TIME_AXIS = "gradient-flow time t = lr x steps"
 
 
-def _thin(*series: np.ndarray, points: int = 300) -> list[np.ndarray]:
-    """Downsample series of equal length to at most ``points`` (always keeping the last)."""
-    size = len(series[0])
-    idx = np.unique(np.linspace(0, size - 1, min(points, size)).astype(int))
-    return [np.asarray(s)[idx] for s in series]
-
-
 def residual_line(res: Result, name: str, color: str, dash: str = "solid") -> go.Scatter:
     """The curve sum_i r_i^2 against gradient-flow time of one run (downsampled)."""
-    t, rsq = _thin(res.trace["t"], res.trace["residual_sq"])
+    keep = thin_indices(len(res.trace))
+    t, rsq = res.trace["t"][keep], res.trace["residual_sq"][keep]
     return go.Scatter(x=t, y=np.maximum(rsq, 1e-30), mode="lines", name=name,
                       line=dict(color=color, dash=dash, width=2.4))
 
@@ -600,8 +606,6 @@ def watch_figure(n: int = 200, d: int = 400, seed: int = 0) -> go.Figure:
     fig = convergence_figure([r.trace for r in runs], "residual_sq", "t", phases=[
         Phase(0.0, t_conv, "fitting"), Phase(t_conv, t_end, "exponential (local PL) phase")],
         xaxis_title=TIME_AXIS, yaxis_title=RESIDUAL_AXIS, height=460)
-    for trace in fig.data:  # downsample for page weight
-        trace.x, trace.y = _thin(np.asarray(trace.x), np.asarray(trace.y))
     fig.add_hline(y=ex["rf_floor"], line=dict(color=color_for(1), dash="dot"),
                   annotation_text="random-features floor (projection bound)", annotation_position="bottom right")
     fig.add_hline(y=1.0, line=dict(color="#555", dash="dot"), annotation_text="converged: sum r^2 = 1",
@@ -699,7 +703,8 @@ def rate_traces(res: Result) -> list[go.Scatter]:
     """n x local rate ||grad L||^2 / L along the run, with the energy bounds 2 min E and 16 max E
     (all multiplied by n), against time divided by n."""
     n = res.trace.meta["n"]
-    t, rate, e_min, e_max = _thin(res.trace["t"], res.trace["rate"], res.trace["energy_min"], res.trace["energy_max"])
+    keep = thin_indices(len(res.trace))
+    t, rate, e_min, e_max = (res.trace[k][keep] for k in ("t", "rate", "energy_min", "energy_max"))
     return [
         go.Scatter(x=t / n, y=16 * e_max, mode="lines", name="upper bound 16 max_i E_i",
                    line=dict(color=color_for(1), dash="dash")),

@@ -39,6 +39,8 @@ from ..core import (
     check_matrix,
     check_positive,
     check_vector,
+    loglog_slope,
+    thin_indices,
 )
 from ..viz import SliderStep, base_layout, color_for, phase_layout, slider_figure
 from ..viz.convergence import Phase
@@ -513,14 +515,6 @@ def compare_rules_logistic(d: int, *, n: int = 400, s: int = 5, norm: float = 3.
     return {"runs": runs, "iters": iters, "target": target, "oracle_error": oracle_error, "f_hat": f_hat}
 
 
-def loglog_slope(x, y) -> float:
-    """Least-squares slope of log y against log x."""
-    x, y = check_vector(x, "x"), check_vector(y, "y")
-    if x.size != y.size or x.size < 2 or np.any(x <= 0) or np.any(y <= 0):
-        raise ValueError("x and y must be positive, of equal length >= 2")
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
-
-
 # --------------------------------------------------------------------------- claims
 
 CLAIM_DIMS = (500, 2000, 8000)
@@ -567,16 +561,9 @@ SG_D = 2000
 MAX_POINTS = 300
 
 
-def _thin(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """At most MAX_POINTS points per line (keeps the first and last)."""
-    if x.size <= MAX_POINTS:
-        return x, y
-    idx = np.unique(np.linspace(0, x.size - 1, MAX_POINTS).round().astype(int))
-    return x[idx], y[idx]
-
-
 def _line(trace: Trace, y: str, name: str, color: str, **kw) -> go.Scatter:
-    x, v = _thin(trace.iteration, trace[y])
+    keep = thin_indices(len(trace), MAX_POINTS)
+    x, v = trace.iteration[keep], trace[y][keep]
     return go.Scatter(x=x, y=v, mode="lines", name=name, line=dict(color=color, width=2.4, **kw))
 
 
