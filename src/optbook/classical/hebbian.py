@@ -271,6 +271,13 @@ def _run(method: str, p: np.ndarray, step: Callable, n_steps: int, *, logspace: 
 # --------------------------------------------------------------------------- the methods
 
 
+def _spike_signal(u: np.ndarray, spikes: str, sigma: float, gen: np.random.Generator) -> np.ndarray:
+    """B + sigma Z for the replicas in the columns of the log-weights u: the spike indicator and
+    the timing noise, i.e. minus the paper's stochastic gradient (spikes drawn first, then Z)."""
+    B = _draw_spikes(_unnormalised(u), spikes, gen)
+    return B + sigma * gen.uniform(-1.0, 1.0, u.shape)
+
+
 def stdp(
     p0,
     *,
@@ -329,19 +336,16 @@ def stdp(
         (1 - max_i p_i per replica), ``gap_history`` (the same at every recorded iteration,
         records x replicas), ``log_p``, ``trace`` and optionally ``paths``.
     """
-    p, n = _start(p0, n_replicas)
+    p, _ = _start(p0, n_replicas)
     alpha = check_in_range(alpha, "alpha", 0.0, 1.0)
     sigma = check_positive(noise_scale, "noise_scale", allow_zero=True)
     if alpha * sigma >= 1.0:
         raise ValueError(f"alpha * noise_scale must be < 1 to keep the weights positive, got {alpha * sigma}")
     spikes = check_choice(spikes, "spikes", SPIKES)
     gen = as_rng(rng)
-    d = p.shape[1]
 
     def step(u):
-        B = _draw_spikes(_unnormalised(u), spikes, gen)
-        Z = gen.uniform(-1.0, 1.0, (d, n))
-        return u + np.log1p(alpha * (B + sigma * Z))
+        return u + np.log1p(alpha * _spike_signal(u, spikes, sigma, gen))
 
     return _run(method_name, p, step, n_steps, logspace=True, alpha=alpha, target=target,
                 record_every=record_every, keep_paths=keep_paths,
@@ -365,17 +369,14 @@ def noisy_exponentiated_gradient(
     """Noisy mirror descent with the entropy mirror map (exponentiated gradient):
     p <- p * exp(-alpha g) / <p, exp(-alpha g)> with g = -(B + Z), the same stochastic gradient
     and the same random draws as :func:`stdp`. STDP is its first-order expansion in alpha."""
-    p, n = _start(p0, n_replicas)
+    p, _ = _start(p0, n_replicas)
     alpha = check_positive(alpha, "alpha")
     sigma = check_positive(noise_scale, "noise_scale", allow_zero=True)
     spikes = check_choice(spikes, "spikes", SPIKES)
     gen = as_rng(rng)
-    d = p.shape[1]
 
     def step(u):
-        B = _draw_spikes(_unnormalised(u), spikes, gen)
-        Z = gen.uniform(-1.0, 1.0, (d, n))
-        return u + alpha * (B + sigma * Z)
+        return u + alpha * _spike_signal(u, spikes, sigma, gen)
 
     return _run(method_name, p, step, n_steps, logspace=True, alpha=alpha, target=target,
                 record_every=record_every, keep_paths=keep_paths,
