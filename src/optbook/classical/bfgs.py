@@ -459,6 +459,9 @@ def burn_in_table(log_cs=PHASE_LOG_C) -> list[dict]:
     return rows
 
 
+LANDSCAPE_WINDOW = ((-3.0, 3.0), (-3.0, 3.0))  # u-coordinates shown for every stretch
+
+
 @lru_cache(maxsize=16)
 def stretched_paths(stretch: float) -> dict:
     """A 2-D logistic problem seen through A = diag(1, stretch): paths of BFGS (B0 = A^T A and
@@ -475,9 +478,8 @@ def stretched_paths(stretch: float) -> dict:
         "GD + Armijo": gradient_descent(g.fun, u0, g.jac, stop="grad_norm", tol=1e-6, maxiter=150),
         "damped Newton": damped_newton(g.fun, u0, g.jac, g.hess, tol=1e-8),
     }
-    window = ((-3.0, 3.0), (-3.0, 3.0))
-    values = grid_values(g.fun, *window, n=60)
-    return {"paths": {k: r.iterates for k, r in runs.items()}, "values": values, "window": window,
+    values = grid_values(g.fun, *LANDSCAPE_WINDOW, n=60)
+    return {"paths": {k: r.iterates for k, r in runs.items()}, "values": values,
             "nit": {k: r.nit for k, r in runs.items()}}
 
 
@@ -497,20 +499,18 @@ def landscape_slider_figure() -> go.Figure:
     fig = slider_figure(steps, slider_label="stretch s in A = diag(1, s)", active=2, fixed_axes=False,
                         xaxis_title="u<sub>1</sub>", yaxis_title="u<sub>2</sub>", height=560,
                         title="Paths on g(u) = f(Au): the valley narrows as s grows")
-    (xlo, xhi), (ylo, yhi) = stretched_paths(1.0)["window"]
-    fig.update_xaxes(range=[xlo, xhi])
-    fig.update_yaxes(range=[ylo, yhi])
+    fig.update_xaxes(range=LANDSCAPE_WINDOW[0])
+    fig.update_yaxes(range=LANDSCAPE_WINDOW[1])
     return fig
 
 
 def landscape_figure_for(stretch: float = 4.0) -> go.Figure:
     """Live twin of the landscape explorer."""
     fig = go.Figure(landscape_traces_for(stretch))
-    (xlo, xhi), (ylo, yhi) = stretched_paths(float(stretch))["window"]
     base_layout(fig, xaxis_title="u<sub>1</sub>", yaxis_title="u<sub>2</sub>", height=560,
                 title=f"A = diag(1, {stretch:g})")
-    fig.update_xaxes(range=[xlo, xhi])
-    fig.update_yaxes(range=[ylo, yhi])
+    fig.update_xaxes(range=LANDSCAPE_WINDOW[0])
+    fig.update_yaxes(range=LANDSCAPE_WINDOW[1])
     return fig
 
 
