@@ -28,13 +28,15 @@ _assets/mathjax/tex-chtml.js: $(STAMP)
 	cp -r "$$($(BIN)/python -c 'import mathjax, pathlib; print(pathlib.Path(mathjax.__path__[0]) / "static" / "mathjax" / "es5")')" _assets/mathjax
 	touch $@
 
-# The execution cache keys on notebook code only, not on src/: drop it whenever src/ changed.
+# The execution cache keys on notebook code only, not on src/: drop it whenever src/ changed, and
+# Sphinx's saved environment with it (else Sphinx sees no changed page and executes nothing).
 # Chapters record their full-size claim results in _build/claims for the scoreboard page; only the
 # build sets OPTBOOK_CLAIMS_DIR, so the fast results of `make unit` never stand in for them.
 book: $(STAMP) _assets/plotly.min.js _assets/mathjax/tex-chtml.js
 	@hash=$$(find src pyproject.toml -type f -name '*.py' -o -name pyproject.toml | sort | xargs cat | sha256sum | cut -c1-16); \
 	if [ "$$(cat _build/.src-hash 2>/dev/null)" != "$$hash" ]; then \
-	  echo "src/ changed: re-executing every chapter"; rm -rf _build/.jupyter_cache _build/claims; \
+	  echo "src/ changed: re-executing every chapter"; \
+	  rm -rf _build/.jupyter_cache _build/claims _build/.doctrees; \
 	fi; \
 	mkdir -p _build; \
 	OPTBOOK_BUILD=1 OPTBOOK_CLAIMS_DIR=$(CURDIR)/_build/claims $(BIN)/jupyter-book build . -W -n --keep-going || { \

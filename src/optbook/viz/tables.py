@@ -40,7 +40,11 @@ class ClaimTable:
             ]
             rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
         header = "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
-        return f'{_STYLE}<table class="optbook-claims">{header}{"".join(rows)}</table>'
+        # Fixed column shares, so that wrapping shortens the text columns, never the verdict.
+        widths = [5, 19, 25, 29, 14, 8] if self.show_chapter else [20, 26, 32, 14, 8]
+        cols = "<colgroup>" + "".join(f'<col style="width:{w}%">' for w in widths) + "</colgroup>"
+        return (f'{_STYLE}<table class="optbook-claims" style="table-layout:fixed">{cols}{header}'
+                f'{"".join(rows)}</table>')
 
     def __repr__(self) -> str:
         return format_table(self.results)
