@@ -1,0 +1,1 @@
+"""Part II: geometry, constraints and structure (chapters 09-15)."""
