@@ -96,3 +96,11 @@ def test_wrong_point_shape_and_nan():
         q.fun(np.zeros(4))
     with pytest.raises(ValueError, match="finite"):
         q.jac(np.array([0.0, np.nan, 0.0]))
+
+
+@pytest.mark.parametrize("problem", list(_problems()), ids=lambda p: p.name)
+def test_fun_many_matches_fun(problem):
+    pts = np.random.default_rng(2).standard_normal((7, problem.dim))
+    np.testing.assert_allclose(problem.fun_many(pts), [problem.fun(p) for p in pts], rtol=1e-12)
+    with pytest.raises(ValueError, match="points"):
+        problem.fun_many(np.zeros((3, problem.dim + 1)))

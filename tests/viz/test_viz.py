@@ -10,6 +10,7 @@ from optbook.viz import (
     SliderStep,
     claim_table,
     convergence_figure,
+    grid_values,
     landscape_figure,
     phase_layout,
     records_table,
@@ -118,3 +119,11 @@ def test_slider_fixes_each_subplot_axis_separately():
              for k in (1, 2)]
     fig = slider_figure(steps, slider_label="k")
     assert fig.layout.yaxis.range[1] < 3 and 150 < fig.layout.yaxis2.range[1] < 250
+
+
+def test_grid_values_vectorized_equals_pointwise():
+    f = lambda p: float(p[0] ** 2 + 3 * p[1])  # noqa: E731
+    fv = lambda P: P[:, 0] ** 2 + 3 * P[:, 1]  # noqa: E731
+    a = grid_values(f, (-1, 1), (0, 2), n=7)
+    b = grid_values(fv, (-1, 1), (0, 2), n=7, vectorized=True)
+    np.testing.assert_allclose(a[2], b[2])

@@ -478,7 +478,7 @@ def stretched_paths(stretch: float) -> dict:
         "GD + Armijo": gradient_descent(g.fun, u0, g.jac, stop="grad_norm", tol=1e-6, maxiter=150),
         "damped Newton": damped_newton(g.fun, u0, g.jac, g.hess, tol=1e-8),
     }
-    values = grid_values(g.fun, *LANDSCAPE_WINDOW, n=60)
+    values = grid_values(g.fun_many, *LANDSCAPE_WINDOW, n=60, vectorized=True)
     return {"paths": {k: r.iterates for k, r in runs.items()}, "values": values,
             "nit": {k: r.nit for k, r in runs.items()}}
 

@@ -36,6 +36,11 @@ class Problem(ABC):
     def _x(self, x: np.ndarray) -> np.ndarray:
         return check_vector(x, "x", self.dim)
 
+    def fun_many(self, points: np.ndarray) -> np.ndarray:
+        """Objective at each row of ``points`` (m x dim); subclasses vectorise it (landscapes)."""
+        points = check_matrix(points, "points", shape=(None, self.dim))
+        return np.array([self.fun(p) for p in points])
+
     def newton_decrement(self, x: np.ndarray) -> float:
         """lambda(x) = sqrt(g^T H^{-1} g), the affine-invariant measure of distance to optimality."""
         g = self.jac(x)
@@ -130,6 +135,11 @@ class LogisticRegression(Problem):
     def fun(self, x: np.ndarray) -> float:
         m = self._yz @ self._x(x)
         return float(np.mean(np.logaddexp(0.0, -m)) + 0.5 * self.mu * x @ x)
+
+    def fun_many(self, points: np.ndarray) -> np.ndarray:
+        points = check_matrix(points, "points", shape=(None, self.dim))
+        m = points @ self._yz.T
+        return np.mean(np.logaddexp(0.0, -m), axis=1) + 0.5 * self.mu * np.sum(points**2, axis=1)
 
     def jac(self, x: np.ndarray) -> np.ndarray:
         x = self._x(x)
@@ -268,6 +278,10 @@ class AffineComposition(Problem):
 
     def fun(self, u: np.ndarray) -> float:
         return self.base.fun(self.to_x(self._x(u)))
+
+    def fun_many(self, points: np.ndarray) -> np.ndarray:
+        points = check_matrix(points, "points", shape=(None, self.dim))
+        return self.base.fun_many(points @ self.A.T + self.b)
 
     def jac(self, u: np.ndarray) -> np.ndarray:
         return self.A.T @ self.base.jac(self.to_x(self._x(u)))
