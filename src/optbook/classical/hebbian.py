@@ -44,6 +44,7 @@ from ..core import (
     check_matrix,
     check_positive,
     check_vector,
+    project_simplex,
     semilog_slope,
 )
 from ..viz import (
@@ -131,34 +132,6 @@ def replicator_field(p, gamma=None) -> np.ndarray:
 def _field(p: np.ndarray, g: np.ndarray | None = None) -> np.ndarray:
     gp = p if g is None else p @ g
     return p * (gp - np.sum(p * gp, axis=-1, keepdims=True))
-
-
-def project_simplex(y) -> np.ndarray:
-    """Euclidean projection of each row of ``y`` onto the probability simplex (the sort-based
-    algorithm: p = max(y - tau, 0) with tau chosen so that sum p = 1)."""
-    try:
-        y = np.array(y, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise ValueError("y must be an array of numbers") from err
-    if y.ndim not in (1, 2) or y.size == 0:
-        raise ValueError(f"y must have shape (d,) or (n, d), got {y.shape}")
-    if not np.all(np.isfinite(y)):
-        raise ValueError("y must be finite (found NaN or inf)")
-    return _project_columns(np.atleast_2d(y).T).T.reshape(y.shape)
-
-
-# Internally a batch of replicas is a (d, n) array, one column per replica: reductions over the
-# d coordinates are then fast row operations.
-
-
-def _project_columns(y: np.ndarray) -> np.ndarray:
-    d, n = y.shape
-    s = -np.sort(-y, axis=0)
-    css = np.cumsum(s, axis=0) - 1.0
-    r = np.arange(1, d + 1)[:, None]
-    rho = (s - css / r > 0).sum(axis=0) - 1  # the condition holds on a prefix of sorted coordinates
-    tau = css[rho, np.arange(n)] / (rho + 1)
-    return np.maximum(y - tau, 0.0)
 
 
 # --------------------------------------------------------------------------- the run loop
@@ -432,7 +405,7 @@ def projected_sgd(
     gen = as_rng(rng)
 
     def step(q):
-        return _project_columns(q + alpha * q - alpha * sigma * gen.standard_normal(q.shape))
+        return project_simplex(q + alpha * q - alpha * sigma * gen.standard_normal(q.shape), axis=0)
 
     return _run(method_name, p, step, n_steps, logspace=False, alpha=alpha, target=target,
                 record_every=record_every, keep_paths=keep_paths, meta={"noise_scale": sigma})

@@ -2,6 +2,7 @@
 from .fdcheck import DerivativeCheck, check_derivatives, fd_gradient, fd_hessian
 from .fits import loglog_slope, semilog_slope
 from .linesearch import LineSearchResult, armijo_backtracking, strong_wolfe, weak_wolfe
+from .projections import project_ball, project_simplex
 from .problems import (
     AffineComposition,
     CubicRegularized,
@@ -33,6 +34,6 @@ __all__ = [
     "LogisticRegression", "Problem", "Quadratic", "Result", "RngLike", "Rosenbrock", "Trace",
     "armijo_backtracking", "as_rng", "check_choice", "check_derivatives", "check_in_range",
     "check_int", "check_matrix", "check_positive", "check_spd", "check_vector",
-    "conditioning_map", "fd_gradient", "fd_hessian", "loglog_slope", "semilog_slope", "thin_indices", "make_cubic", "make_logistic",
+    "conditioning_map", "fd_gradient", "fd_hessian", "loglog_slope", "semilog_slope", "thin_indices", "make_cubic", "make_logistic", "project_ball", "project_simplex",
     "quadratic_with_condition", "random_orthogonal", "strong_wolfe", "weak_wolfe",
 ]

@@ -41,6 +41,8 @@ from ..core import (
     check_positive,
     check_vector,
 )
+from ..core import project_ball as _proj_ball
+from ..core import project_simplex as _proj_simplex
 from ..viz import SliderStep, base_layout, color_for, slider_figure
 from ..widgets import Explorer, Slider, Toggle
 
@@ -51,30 +53,13 @@ RHOS = ("plus", "value")
 # --------------------------------------------------------------------------- projections
 
 def project_simplex(v: Vec) -> Vec:
-    """Euclidean projection onto the probability simplex {y >= 0, sum y = 1} (sort-based,
-    O(m log m); Held, Wolfe and Crowder)."""
-    v = check_vector(v, "v")
-    return _proj_simplex(v)
-
-
-def _proj_simplex(v: Vec) -> Vec:
-    u = np.sort(v)[::-1]
-    css = np.cumsum(u) - 1.0
-    k = np.arange(1, v.size + 1)
-    r = np.flatnonzero(u - css / k > 0)[-1]
-    return np.maximum(v - css[r] / (r + 1), 0.0)
+    """Euclidean projection of a vector onto the probability simplex {y >= 0, sum y = 1}."""
+    return _proj_simplex(check_vector(v, "v"))
 
 
 def project_ball(v: Vec, radius: float = 1.0) -> Vec:
-    """Euclidean projection onto the ball {||w|| <= radius}."""
-    v = check_vector(v, "v")
-    radius = check_positive(radius, "radius")
-    return _proj_ball(v, radius)
-
-
-def _proj_ball(v: Vec, radius: float) -> Vec:
-    n = float(np.linalg.norm(v))
-    return v if n <= radius else v * (radius / n)
+    """Euclidean projection of a vector onto the ball {||w|| <= radius}."""
+    return _proj_ball(check_vector(v, "v"), radius)
 
 
 # --------------------------------------------------------------------------- the direction QP
