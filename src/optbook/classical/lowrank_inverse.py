@@ -26,7 +26,6 @@ from ..claims import Measured, claim
 from ..core import (
     Trace,
     as_rng,
-    check_choice,
     check_in_range,
     check_int,
     check_matrix,

@@ -666,7 +666,6 @@ def threshold_run(s_g: int, maxiter: int = 120) -> dict:
 def _sg_step(s_g: int) -> SliderStep:
     ex = threshold_run(s_g)
     ref_sp, ref_po = threshold_run(15), threshold_run(SG_D)
-    t_max = len(ex["runs"]["sparse_polyak"].trace) - 1
     traces = [
         _line(ref_po["runs"]["sparse_polyak"].trace, "error", "Polyak (s_g = d)", "#bbb", dash="dash"),
         _line(ref_sp["runs"]["sparse_polyak"].trace, "error", "Sparse Polyak (s_g = s~ + s = 15)", "#9ecae1",

@@ -1,0 +1,289 @@
+"""Tests of chapter 18 (Momentum-SAM): the torch optimizers, the sharpness estimator, the
+vectorized experiment engines against the optimizers, and bad input."""
+import numpy as np
+import pytest
+import torch
+
+from optbook.training import momentum_sam as ms
+
+
+def _net(seed=0):
+    return ms._torch_mlp(seed)
+
+
+def _batches(n_steps, seed=0):
+    X, y, _, _ = ms.moons_data()
+    gen = np.random.default_rng(seed)
+    return [(torch.tensor(X[i]), torch.tensor(y[i])) for i in (gen.choice(len(y), 32, replace=False)
+                                                              for _ in range(n_steps))]
+
+
+def _train(net, opt, batches):
+    lossf = torch.nn.BCEWithLogitsLoss()
+    out = []
+    for xb, yb in batches:
+        def closure():
+            opt.zero_grad()
+            loss = lossf(net(xb).squeeze(-1), yb)
+            loss.backward()
+            return loss
+        opt.step(closure)
+        out.append(torch.cat([p.detach().flatten() for p in net.parameters()]).clone())
+    return torch.stack(out)
+
+
+def test_msam_rho_zero_is_sgd_momentum_bit_for_bit():
+    batches = _batches(15)
+    a, b = _net(), _net()
+    wa = _train(a, ms.MSAM(a.parameters(), lr=0.1, momentum=0.9, rho=0.0), batches)
+    wb = _train(b, torch.optim.SGD(b.parameters(), lr=0.1, momentum=0.9), batches)
+    assert torch.equal(wa, wb)
+
+
+def test_msam_first_step_equals_sgd_momentum():
+    batches = _batches(2)
+    a, b = _net(), _net()
+    wa = _train(a, ms.MSAM(a.parameters(), lr=0.1, momentum=0.9, rho=3.0), batches)
+    wb = _train(b, torch.optim.SGD(b.parameters(), lr=0.1, momentum=0.9), batches)
+    assert torch.equal(wa[0], wb[0]) and not torch.allclose(wa[1], wb[1])
+
+
+def test_msam_perturbation_has_global_norm_rho_and_round_trips():
+    net = _net()
+    opt = ms.MSAM(net.parameters(), lr=0.1, momentum=0.9, rho=0.7)
+    _train(net, opt, _batches(3))
+    eps = opt.perturbation()
+    total = torch.sqrt(sum((e ** 2).sum() for e in eps))
+    assert abs(float(total) - 0.7) < 1e-9
+    per_tensor = [float(e.norm()) for e in eps]
+    assert max(per_tensor) < 0.7 - 1e-3  # the norm is joint, not per tensor
+    # eps = -rho v/|v| along the momentum (sign: descent direction of the momentum)
+    bufs = [opt.state[p]["momentum_buffer"] for p in net.parameters()]
+    assert sum(float((e * b).sum()) for e, b in zip(eps, bufs)) < 0
+    w = [p.detach().clone() for p in net.parameters()]
+    opt._move(eps)
+    w_tilde = [p.detach().clone() for p in net.parameters()]
+    back = [wt - e for wt, e in zip(w_tilde, eps)]  # the official code's "move back" by arithmetic
+    assert max(float((a - b).abs().max()) for a, b in zip(back, w)) < 1e-12
+    opt.move_back()
+    assert all(torch.equal(p, q) for p, q in zip(net.parameters(), w))
+
+
+def test_msam_with_nag_radius_reproduces_nesterov():
+    """rho_t = lr mu |v_t| makes MSAM's evaluation point the NAG look-ahead w - lr mu v, and the
+    look-ahead points are the iterates of torch's nesterov=True."""
+    batches = _batches(12)
+    a, b = _net(), _net()
+    lr, mu = 0.1, 0.9
+    opt = ms.MSAM(a.parameters(), lr=lr, momentum=mu, rho=0.0)
+    lossf = torch.nn.BCEWithLogitsLoss()
+    look = []
+    for xb, yb in batches:
+        bufs = [opt.state[p].get("momentum_buffer") for p in a.parameters()]
+        if bufs[0] is not None:
+            opt.param_groups[0]["rho"] = lr * mu * float(ms._global_norm(bufs))
+
+        def closure():
+            opt.zero_grad()
+            loss = lossf(a(xb).squeeze(-1), yb)
+            loss.backward()
+            return loss
+        opt.step(closure)
+        v = [opt.state[p]["momentum_buffer"] for p in a.parameters()]
+        look.append(torch.cat([(p.detach() - lr * mu * b_).flatten() for p, b_ in zip(a.parameters(), v)]))
+    wb = _train(b, torch.optim.SGD(b.parameters(), lr=lr, momentum=mu, nesterov=True), batches)
+    assert torch.allclose(torch.stack(look), wb, atol=1e-12, rtol=0)
+
+
+def test_sam_two_calls_msam_one_and_sam_step_is_ascent():
+    batches = _batches(5)
+    for cls, calls in ((ms.SAM, 2), (ms.MSAM, 1)):
+        net = _net()
+        opt = cls(net.parameters(), lr=0.1, momentum=0.9, rho=0.05)
+        _train(net, opt, batches)
+        assert opt.grad_calls == calls * len(batches)
+    # L(w + eps) >= L(w) - O(rho^2) for SAM's eps = rho g/|g|
+    net = _net()
+    xb, yb = batches[0]
+    lossf = torch.nn.BCEWithLogitsLoss()
+    loss = lossf(net(xb).squeeze(-1), yb)
+    grads = torch.autograd.grad(loss, list(net.parameters()))
+    gn = float(ms._global_norm(grads))
+    for rho in (1e-3, 1e-2):
+        with torch.no_grad():
+            for p, g in zip(net.parameters(), grads):
+                p.add_(rho * g / gn)
+            up = float(lossf(net(xb).squeeze(-1), yb))
+            for p, g in zip(net.parameters(), grads):
+                p.sub_(rho * g / gn)
+        assert up >= float(loss.detach()) + 0.5 * rho * gn  # first order: + rho |g|
+
+
+def test_adamw_msam_rho_zero_is_adamw():
+    batches = _batches(10)
+    a, b = _net(), _net()
+    wa = _train(a, ms.AdamWMSAM(a.parameters(), lr=1e-2, weight_decay=1e-2, rho=0.0), batches)
+    wb = _train(b, torch.optim.AdamW(b.parameters(), lr=1e-2, weight_decay=1e-2), batches)
+    assert torch.allclose(wa, wb, atol=1e-12, rtol=0)
+    c = _net()
+    wc = _train(c, ms.AdamWMSAM(c.parameters(), lr=1e-2, rho=1.0), batches)
+    assert torch.allclose(wc[0], wb[0], atol=1e-12, rtol=0) and not torch.allclose(wc[-1], wb[-1])
+
+
+def test_hessian_top_eigenvalue_matches_eigvalsh():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1)).double()
+    X, y, _, _ = ms.moons_data()
+    Xt, yt = torch.tensor(X[:50]), torch.tensor(y[:50])
+    params = list(net.parameters())
+    shapes = [p.shape for p in params]
+    flat0 = torch.cat([p.detach().flatten() for p in params])
+
+    def loss_of(flat):
+        out, k = [], 0
+        for s in shapes:
+            n = int(np.prod(s))
+            out.append(flat[k:k + n].reshape(s))
+            k += n
+        h = torch.tanh(Xt @ out[0].T + out[1])
+        z = (h @ out[2].T + out[3]).squeeze(-1)
+        return torch.nn.functional.binary_cross_entropy_with_logits(z, yt)
+
+    H = torch.autograd.functional.hessian(loss_of, flat0).numpy()
+    ev = np.linalg.eigvalsh(H)
+    top = ev[np.argmax(np.abs(ev))]
+    lossf = torch.nn.BCEWithLogitsLoss()
+    lam = ms.hessian_top_eigenvalue(lambda: lossf(net(Xt).squeeze(-1), yt), params, maxiter=2000, tol=1e-10)
+    assert abs(lam - top) <= 0.01 * abs(top)
+
+
+def test_batched_lambda_max_matches_exact_hessian():
+    P = {k: np.stack([ms.init_mlp(s, hidden=5)[k] for s in (0, 1)]) for k in ms._KEYS}
+    X, y, _, _ = ms.moons_data()
+    X, y = X[:60], y[:60]
+    lam = ms.batched_lambda_max(P, X, y, maxiter=3000, tol=1e-10)
+    for k in range(2):
+        flat0 = torch.tensor(np.concatenate([P[key][k].ravel() for key in ms._KEYS]))
+
+        def loss_of(flat):
+            W1, b1, W2, b2 = flat[:10].reshape(2, 5), flat[10:15], flat[15:20], flat[20]
+            z = torch.tanh(torch.tensor(X) @ W1 + b1) @ W2 + b2
+            return torch.nn.functional.binary_cross_entropy_with_logits(z, torch.tensor(y))
+
+        ev = np.linalg.eigvalsh(torch.autograd.functional.hessian(loss_of, flat0).numpy())
+        assert abs(lam[k] - ev[np.argmax(np.abs(ev))]) <= 0.01 * abs(ev).max()
+
+
+def test_backprop_gradient_matches_torch():
+    P = {k: np.stack([ms.init_mlp(s)[k] for s in (0, 3)]) for k in ms._KEYS}
+    X, y, _, _ = ms.moons_data()
+    loss, G = ms._loss_grad(P, np.broadcast_to(X[:40], (2, 40, 2)), np.broadcast_to(y[:40], (2, 40)))
+    net = ms._torch_mlp(3)
+    lt = torch.nn.BCEWithLogitsLoss()(net(torch.tensor(X[:40])).squeeze(-1), torch.tensor(y[:40]))
+    lt.backward()
+    assert abs(loss[1] - float(lt.detach())) < 1e-12
+    assert np.allclose(G["W1"][1], net[0].weight.grad.numpy().T, atol=1e-12)
+    assert np.allclose(G["W2"][1], net[2].weight.grad.numpy()[0], atol=1e-12)
+
+
+def test_vectorized_engine_matches_torch_optimizers():
+    """train_moons (numpy, K networks at once) follows the torch optimizers step for step."""
+    specs = [ms.Spec("SGD-M", 0.0, 0), ms.Spec("NAG", 0.0, 1), ms.Spec("SAM", 0.2, 2), ms.Spec("MSAM", 1.0, 0)]
+    run = ms.train_moons(specs, epochs=2)
+    X, y, _, _ = ms.moons_data()
+    lossf = torch.nn.BCEWithLogitsLoss()
+    for k, s in enumerate(specs):
+        net = ms._torch_mlp(s.seed)
+        opt = ms.make_optimizer(s.method, net.parameters(), lr=0.1, momentum=0.9, rho=s.rho)
+        gen = np.random.default_rng([s.seed, 1])
+        for _ in range(2):
+            perm = gen.permutation(len(y))
+            for start in range(0, len(y), 32):
+                idx = perm[start:start + 32]
+                xb, yb = torch.tensor(X[idx]), torch.tensor(y[idx])
+
+                def closure():
+                    opt.zero_grad()
+                    loss = lossf(net(xb).squeeze(-1), yb)
+                    loss.backward()
+                    return loss
+                opt.step(closure)
+        assert np.allclose(run.params["W1"][k], net[0].weight.detach().numpy().T, atol=1e-10)
+        assert np.allclose(run.params["b2"][k], float(net[2].bias.detach()), atol=1e-10)
+    assert list(run.grad_calls) == [20, 20, 40, 20]
+
+
+def test_train_moons_is_deterministic_and_monitors():
+    specs = [ms.Spec("SGD-M", 0.0, 5), ms.Spec("MSAM", 0.5, 5)]
+    a, b = ms.train_moons(specs, epochs=3), ms.train_moons(specs, epochs=3)
+    assert np.array_equal(a.lambda_max, b.lambda_max) and np.array_equal(a.test_acc, b.test_acc)
+    assert a.cos.shape == (30, 2) and np.isnan(a.cos[0]).all()
+    assert np.nanmax(np.abs(a.cos)) <= 1.0 + 1e-12
+    assert len(a.traces[0]) == 4 and a.traces[1].method == "MSAM (rho = 0.5)"
+
+
+def test_toy_numpy_paths_match_torch_optimizers():
+    for args in [(0.05, 0.9, 0.3), (0.1, 0.5, 0.8), (0.02, 0.8, 0.0)]:
+        a, b = ms.toy_paths(*args, steps=40), ms.toy_paths_torch(*args, steps=40)
+        for name in ms.METHODS:
+            assert np.allclose(a[name], b[name], atol=1e-10), name
+
+
+def test_toy_gradient_matches_autograd_and_story():
+    w = torch.tensor([0.3, -0.2], dtype=torch.float64, requires_grad=True)
+    ms.toy_loss(w).backward()
+    assert np.allclose(ms.toy_grad(w.detach().numpy()), w.grad.numpy(), atol=1e-12)
+    paths = ms.toy_paths(0.05, 0.9, 0.3)
+    sharp, wide = np.array(ms.TOY_SHARP[0]), np.array(ms.TOY_WIDE[0])
+    assert np.linalg.norm(paths["SGD-M"][-1] - sharp) < 0.3
+    assert np.linalg.norm(paths["MSAM"][-1] - wide) < 0.6
+
+
+def test_two_moons_shapes_and_flips():
+    X, y = ms.two_moons(1000, noise=0.0, flip=0.0, rng=0)
+    assert X.shape == (1000, 2) and set(np.unique(y)) == {0.0, 1.0}
+    _, y2 = ms.two_moons(1000, noise=0.0, flip=0.2, rng=0)
+    assert 0.1 < np.mean(y != y2) < 0.3
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(lr=0.0), "lr"), (dict(lr=float("nan")), "lr"), (dict(momentum=1.0), "momentum"),
+    (dict(rho=-1.0), "rho"), (dict(weight_decay=-0.1), "weight_decay")])
+def test_bad_hyperparameters(kwargs, match):
+    for cls in (ms.MSAM, ms.SAM):
+        with pytest.raises(ValueError, match=match):
+            cls(_net().parameters(), **kwargs)
+
+
+def test_bad_input_elsewhere():
+    net = _net()
+    with pytest.raises(ValueError, match="closure"):
+        ms.MSAM(net.parameters()).step(None)
+    with pytest.raises(ValueError, match="closure"):
+        ms.SAM(net.parameters()).step(lambda: torch.tensor(float("nan")))
+    w = [p.detach().clone() for p in net.parameters()]
+    opt = ms.MSAM(net.parameters(), rho=1.0)
+    _train(net, opt, _batches(1))
+    w1 = [p.detach().clone() for p in net.parameters()]
+    with pytest.raises(ValueError, match="finite"):
+        opt.step(lambda: torch.tensor(float("inf")))
+    assert all(torch.equal(p, q) for p, q in zip(net.parameters(), w1))  # moved back
+    assert not all(torch.equal(p, q) for p, q in zip(w1, w))
+    with pytest.raises(ValueError, match="betas"):
+        ms.AdamWMSAM(net.parameters(), betas=(0.9,))
+    with pytest.raises(ValueError, match="method"):
+        ms.make_optimizer("Adam", net.parameters())
+    with pytest.raises(ValueError, match="method"):
+        ms.train_moons([ms.Spec("Adam")], epochs=1)
+    with pytest.raises(ValueError, match="epochs"):
+        ms.train_moons([ms.Spec("SGD-M")], epochs=0)
+    with pytest.raises(ValueError, match="specs"):
+        ms.train_moons([], epochs=1)
+    with pytest.raises(ValueError, match="flip"):
+        ms.two_moons(10, flip=0.6)
+    with pytest.raises(ValueError, match="params"):
+        ms.hessian_top_eigenvalue(lambda: torch.tensor(1.0), [])
+    with pytest.raises(ValueError, match="rho"):
+        ms.toy_paths(rho=-0.1)
+    with pytest.raises(ValueError, match="noise"):
+        ms.toy_paths(noise=float("inf"))
