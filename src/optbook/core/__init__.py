@@ -25,6 +25,7 @@ from .validate import (
     check_int,
     check_matrix,
     check_positive,
+    check_real,
     check_spd,
     check_vector,
 )
@@ -33,7 +34,7 @@ __all__ = [
     "AffineComposition", "CubicRegularized", "DerivativeCheck", "LineSearchResult",
     "LogisticRegression", "Problem", "Quadratic", "Result", "RngLike", "Rosenbrock", "Trace",
     "armijo_backtracking", "as_rng", "check_choice", "check_derivatives", "check_in_range",
-    "check_int", "check_matrix", "check_positive", "check_spd", "check_vector",
+    "check_int", "check_matrix", "check_positive", "check_real", "check_spd", "check_vector",
     "conditioning_map", "fd_gradient", "fd_hessian", "loglog_slope", "semilog_slope", "thin_indices", "make_cubic", "make_logistic", "project_ball", "project_simplex",
     "quadratic_with_condition", "random_orthogonal", "strong_wolfe", "weak_wolfe",
 ]

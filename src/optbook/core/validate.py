@@ -95,6 +95,16 @@ def check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
     return v
 
 
+def check_real(value: Any, name: str) -> float:
+    """A finite real number (booleans are refused)."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    v = float(value)
+    if not np.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {v}")
+    return v
+
+
 def check_in_range(
     value: Any, name: str, low: float, high: float, *, closed: tuple[bool, bool] = (False, False)
 ) -> float:

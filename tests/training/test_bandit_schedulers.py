@@ -1,0 +1,202 @@
+"""Tests of chapter 20 (MAT-Agent): metrics, losses, schedules, training loop (the bandit core is
+tested in tests/core/test_bandits.py)."""
+import numpy as np
+import pytest
+import torch
+
+from optbook.training import bandit_schedulers as bs
+
+# ----------------------------------------------------------------------------------- metrics
+
+
+def _brute_ap(y, s):
+    """AP by its definition: mean over positives of the precision at that positive's threshold."""
+    pos = np.flatnonzero(y == 1)
+    precs = [np.sum(y[s >= s[i]]) / np.sum(s >= s[i]) for i in pos]
+    return float(np.mean(precs))
+
+
+def test_average_precision_hand_examples():
+    assert bs.average_precision([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1])[0] == pytest.approx((1 + 2 / 3) / 2)
+    assert bs.average_precision([0, 1], [0.9, 0.1])[0] == pytest.approx(0.5)
+    assert bs.average_precision([1, 1, 0], [0.5, 0.5, 0.5])[0] == pytest.approx(2 / 3)  # one tie group
+
+
+def test_average_precision_matches_brute_force_and_sklearn():
+    rng = np.random.default_rng(0)
+    Y = (rng.random((60, 4)) < 0.3).astype(float)
+    S = np.round(rng.random((60, 4)) + 0.5 * Y, 1)  # rounding makes ties
+    ap = bs.average_precision(Y, S)
+    for j in range(4):
+        assert ap[j] == pytest.approx(_brute_ap(Y[:, j], S[:, j]))
+    sk = pytest.importorskip("sklearn.metrics")
+    np.testing.assert_allclose(ap, sk.average_precision_score(Y, S, average=None))
+
+
+def test_map_and_f1():
+    Y = np.array([[1, 0], [0, 1], [1, 0], [0, 0.0]])
+    P = np.array([[0.9, 0.2], [0.4, 0.6], [0.3, 0.7], [0.1, 0.1]])
+    assert bs.mean_average_precision(Y, P) == pytest.approx(np.mean(bs.average_precision(Y, P)))
+    # label 0: tp 1, fn 1, fp 0 -> 2/3; label 1: tp 1, fp 1 -> 2/3
+    np.testing.assert_allclose(bs.f1_per_label(Y, P), [2 / 3, 2 / 3])
+    np.testing.assert_allclose(bs.f1_per_label(np.zeros((3, 1)), np.zeros((3, 1))), [0.0])
+
+
+def test_rare_labels():
+    np.testing.assert_array_equal(bs.rare_labels([50, 3, 20, 1, 9, 40, 7, 30, 2, 11]), [1, 3, 8])
+    assert bs.rare_labels([5, 1, 3, 9], 0.3).tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("call", [
+    lambda: bs.average_precision([1, 0], [0.5]), lambda: bs.average_precision([2, 0], [0.5, 0.1]),
+    lambda: bs.average_precision([1, 0], [np.nan, 0.1]), lambda: bs.mean_average_precision([0, 0], [0.1, 0.2]),
+    lambda: bs.f1_per_label([1, 0], [0.2, 0.3], threshold=1.5), lambda: bs.rare_labels([1, 2], 0.0),
+])
+def test_metric_bad_input(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+# ------------------------------------------------------------------ losses, augmentation, schedules
+
+
+def test_focal_with_gamma_zero_is_bce_and_losses_are_positive():
+    g = torch.Generator().manual_seed(0)
+    z, y = torch.randn(16, 5, generator=g), (torch.rand(16, 5, generator=g) < 0.3).float()
+    bce = bs.multilabel_loss("BCE", z, y)
+    assert torch.allclose(bs.multilabel_loss("focal", z, y, focal_gamma=0.0), bce)
+    assert torch.allclose(bce, torch.nn.functional.binary_cross_entropy_with_logits(z, y))
+    assert bs.multilabel_loss("focal", z, y) < bce  # focusing down-weights easy examples
+    w = torch.ones(5)
+    assert torch.allclose(bs.multilabel_loss("CB-BCE", z, y, class_weights=w), bce)
+    asl = bs.multilabel_loss("ASL", z, y, asl_gamma_neg=0.0, asl_clip=0.0)
+    assert torch.allclose(asl, bce, atol=1e-6)  # ASL without focusing or shift is BCE
+    for kind in bs.LOSSES:
+        assert bs.multilabel_loss(kind, z, y, class_weights=w) > 0
+
+
+def test_class_balanced_weights():
+    w = bs.class_balanced_weights([1000, 100, 10, 1], beta=0.99)
+    assert w.sum() == pytest.approx(4.0)
+    assert np.all(np.diff(w) > 0)  # rarer labels weigh more
+    np.testing.assert_allclose(bs.class_balanced_weights([5, 5, 5]), [1, 1, 1])
+
+
+def test_augmentations():
+    x, y = torch.randn(64, 6), (torch.rand(64, 3) < 0.5).float()
+    xm, ym = bs.augment("mixup", x, y, 0)
+    assert ym.min() >= 0 and ym.max() <= 1 and xm.shape == x.shape
+    xn, yn = bs.augment("none", x, y, 0)
+    assert xn is x and yn is y
+    xd, _ = bs.augment("dropout", x, y, 0, drop_p=0.5)
+    zero = xd == 0
+    assert 0.3 < zero.float().mean() < 0.7 and torch.allclose(xd[~zero], 2 * x[~zero])
+    a, _ = bs.augment("noise", x, y, 3)
+    b, _ = bs.augment("noise", x, y, 3)
+    assert torch.equal(a, b) and not torch.equal(a, x)
+
+
+def test_schedules():
+    for kind in ("constant", "cosine", "step", "one-cycle"):
+        assert bs.schedule_multiplier(kind, 0.0) > 0
+    assert bs.schedule_multiplier("cosine", 0.0) == 1.0 and bs.schedule_multiplier("cosine", 1.0) == pytest.approx(0.0)
+    assert bs.schedule_multiplier("step", 0.49) == 1.0 and bs.schedule_multiplier("step", 0.8) == pytest.approx(0.01)
+    f = np.linspace(0, 1, 1001)
+    for peak in (0.3, 0.5):
+        m = np.array([bs.schedule_multiplier("one-cycle", v, peak=peak) for v in f])
+        assert f[np.argmax(m)] == pytest.approx(peak)
+        assert m[0] == pytest.approx(1 / 25) and m[-1] == pytest.approx(1e-4)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: bs.schedule_multiplier("linear", 0.5), lambda: bs.schedule_multiplier("cosine", 1.2),
+    lambda: bs.class_balanced_weights([-1, 2]), lambda: bs.class_balanced_weights([1, 2], beta=1.0),
+    lambda: bs.multilabel_loss("hinge", torch.zeros(2, 2), torch.zeros(2, 2)),
+    lambda: bs.multilabel_loss("BCE", torch.zeros(2, 2), torch.zeros(2, 3)),
+    lambda: bs.multilabel_loss("CB-BCE", torch.zeros(2, 2), torch.zeros(2, 2)),
+    lambda: bs.augment("cutout", torch.zeros(2, 2), torch.zeros(2, 2)),
+    lambda: bs.augment("dropout", torch.zeros(2, 2), torch.zeros(2, 2), drop_p=1.0),
+])
+def test_training_piece_bad_input(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+# -------------------------------------------------------------------------- reward and smoothing
+
+
+def test_composite_reward_and_dual_ema():
+    assert bs.composite_reward(0.1, 0.2, 0.5, (1.0, 0.5, 0.2)) == pytest.approx(0.1 + 0.1 - 0.1)
+    s = bs.DualEMA(0.5, 0.1, normalise=False)
+    assert s.update(1.0) == 1.0
+    assert s.update(0.0) == pytest.approx(0.5 * (0.5 + 0.9))
+    raw = bs.DualEMA(enabled=False, normalise=False)
+    assert raw.update(3.0) == 3.0 and raw.update(-1.0) == -1.0
+    n = bs.DualEMA(enabled=False)
+    for r in (1.0, 3.0):
+        out = n.update(r)
+    assert out == pytest.approx(3.0 / np.std([1.0, 3.0], ddof=1))
+    with pytest.raises(ValueError):
+        bs.composite_reward(0.1, 0.1, -0.1)
+    with pytest.raises(ValueError):
+        bs.composite_reward(0.1, 0.1, 0.1, (1.0, -1.0, 0.0))
+    with pytest.raises(ValueError):
+        bs.DualEMA(a_fast=0.0)
+
+
+# ----------------------------------------------------------------------------- data and training
+
+
+def test_power_law_data():
+    d = bs.make_multilabel(n_train=2000, n_val=500, n_test=500, n_features=10, n_labels=6, rng=0)
+    np.testing.assert_allclose(d.Y_train.mean(0), d.prevalence, atol=0.02)
+    assert np.all(np.diff(d.prevalence) < 0) and d.prevalence[-1] == pytest.approx(0.015)
+    np.testing.assert_array_equal(d.rare, [4, 5])
+    with pytest.raises(ValueError):
+        bs.make_multilabel(n_features=3, n_active=5)
+    with pytest.raises(ValueError):
+        bs.make_multilabel(min_prevalence=0.5, max_prevalence=0.4)
+
+
+@pytest.fixture(scope="module")
+def small_data():
+    return bs.make_multilabel(n_train=600, n_val=300, n_test=300, n_features=10, n_labels=5, noise=0.3, rng=1)
+
+
+def test_training_is_reproducible_and_logs_choices(small_data):
+    a = bs.train_proxy(small_data, "mat", epochs=6, batch_size=200, seed=3)
+    b = bs.train_proxy(small_data, "mat", epochs=6, batch_size=200, seed=3)
+    assert a["configs"] == b["configs"] and a["test_map"] == b["test_map"]
+    tr = a["trace"]
+    assert len(tr) == 6 and np.all(np.isfinite(tr["val_map"]))
+    # the first epochs try arm 0, 1, 2 of every agent (untried arms first)
+    assert [c["loss"] for c in a["configs"][:3]] == list(bs.LOSSES[:3])
+    for k in bs.AGENT_KEYS:
+        assert [bs.MENUS[k][int(i)] for i in tr[k]] == [c[k] for c in a["configs"]]
+
+
+def test_static_and_baselines(small_data):
+    st = bs.train_proxy(small_data, "static", epochs=8, batch_size=200, seed=0)
+    assert all(c == bs.DEFAULT_CONFIG for c in st["configs"])
+    assert st["test_map"] > small_data.prevalence.mean() + 0.1  # far better than chance
+    # cosine schedule: the applied learning rate decays
+    assert st["trace"].step_size[-1] < 0.1 * st["trace"].step_size[0]
+    for pol in ("random", "ucb1", "eps-greedy", "joint"):
+        r = bs.train_proxy(small_data, pol, epochs=3, batch_size=300, seed=0)
+        assert len(r["configs"]) == 3 and 0 <= r["test_rare_f1"] <= 1
+
+
+@pytest.mark.parametrize("kwargs", [dict(policy="dqn"), dict(epochs=0), dict(weights=(1, 2)),
+                                    dict(policy="static", config={"aug": "none"}), dict(gamma=2.0),
+                                    dict(lr_smoothing=0.0)])
+def test_training_bad_input(small_data, kwargs):
+    with pytest.raises(ValueError):
+        bs.train_proxy(small_data, **{"epochs": 1, **kwargs})
+    with pytest.raises(ValueError):
+        bs.train_proxy("data")
+
+
+def test_figures_build():
+    fig = bs.playground_figure(gamma=0.95, c=0.2, eps=0.05, window=100)
+    assert len(fig.data) == 4 and len(fig.layout.shapes) == 5
+    assert len(bs.playground_slider_figure().frames) == len(bs.GAMMA_GRID)
