@@ -77,3 +77,34 @@ def test_thinned_trace_keeps_rows_of_every_series():
     np.testing.assert_array_equal(th["gap"], 2.0 * th.objective)
     np.testing.assert_array_equal(th.iteration, th.objective)
     assert tr.thinned(5000) is tr
+
+
+def test_run_recorder_stops_on_the_named_series_and_builds_the_result():
+    from optbook.core import RunRecorder
+
+    seen = []
+    rec = RunRecorder("m", stop="gap", tol=1e-3, stops=("gap", "grad_norm", "decrement"), f_star=1.0,
+                      callback=seen.append)
+    assert not rec.record(np.zeros(2), 2.0, 5.0, decrement=0.5)
+    rec.set_step(0.5)
+    assert rec.record(np.ones(2), 1.0005, 0.1)
+    res = rec.result(np.ones(2), 1.0005, success=True, message="done", nfev=2, njev=2)
+    assert res.nit == 1 and len(seen) == 2 and res.iterates.shape == (2, 2)
+    np.testing.assert_allclose(res.trace["gap"], [1.0, 0.0005])
+    assert res.trace.step_size[0] == 0.5 and np.isnan(res.trace["decrement"][1])
+    by_name = RunRecorder("m", stop="decrement", tol=0.6, stops=("decrement",))
+    assert by_name.record(np.zeros(1), 0.0, 9.0, decrement=0.5)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(stop="other"), "stop must be one of"), (dict(tol=0.0), "tol must be positive"),
+    (dict(stop="gap"), "needs f_star"), (dict(f_star=float("inf")), "f_star must be finite"),
+    (dict(callback=3), "callback must be callable"),
+])
+def test_run_recorder_bad_input(kwargs, match):
+    from optbook.core import RunRecorder
+
+    args = dict(stop="grad_norm", tol=1e-6, stops=("gap", "grad_norm"))
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        RunRecorder("m", **args)

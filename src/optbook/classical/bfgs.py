@@ -23,9 +23,9 @@ from ..core import (
     AffineComposition,
     Problem,
     Result,
+    RunRecorder,
     Trace,
     armijo_backtracking,
-    check_choice,
     check_in_range,
     check_int,
     check_positive,
@@ -54,47 +54,21 @@ Jac = Callable[[np.ndarray], np.ndarray]
 STOPS = ("qn_decrement", "newton_decrement", "gap", "grad_norm")
 
 
-class _Monitor:
-    """Records one trace row per iterate and decides when to stop (shared by the three methods)."""
+def _recorder(method, hess, f_star, stop, tol, callback) -> RunRecorder:
+    if stop == "newton_decrement" and hess is None:
+        raise ValueError("stop='newton_decrement' needs hess")
+    return RunRecorder(method, stop=stop, tol=tol, stops=STOPS, f_star=f_star, callback=callback)
 
-    def __init__(self, method, fun, jac, hess, f_star, stop, tol, callback):
-        self.stop = check_choice(stop, "stop", STOPS)
-        self.tol = check_positive(tol, "tol")
-        if stop == "newton_decrement" and hess is None:
-            raise ValueError("stop='newton_decrement' needs hess")
-        if stop == "gap" and f_star is None:
-            raise ValueError("stop='gap' needs f_star")
-        if f_star is not None and not np.isfinite(f_star):
-            raise ValueError("f_star must be finite")
-        if callback is not None and not callable(callback):
-            raise ValueError("callback must be callable")
-        self.hess, self.f_star, self.callback = hess, f_star, callback
-        self.trace = Trace(method)
-        self.iterates: list[np.ndarray] = []
 
-    def record(self, x, f, g, *, step=np.nan, qn2=np.nan, **extra) -> bool:
-        """Log x_t and return True when the stopping rule is met."""
-        values = dict(extra)
-        if self.hess is not None:
-            values["newton_decrement"] = float(np.sqrt(max(g @ np.linalg.solve(self.hess(x), g), 0.0)))
-        if np.isfinite(qn2):
-            values["qn_decrement"] = float(np.sqrt(max(qn2, 0.0)))
-        if self.f_star is not None:
-            values["gap"] = f - self.f_star
-        self.trace.record(objective=f, grad_norm=float(np.linalg.norm(g)), step_size=step, **values)
-        self.iterates.append(np.array(x))
-        if self.callback is not None:
-            self.callback(np.array(x))
-        quantity = {"grad_norm": float(np.linalg.norm(g))}.get(self.stop, values.get(self.stop, np.inf))
-        return quantity <= self.tol
-
-    def set_step(self, step: float, **extra: float) -> None:
-        """Fill in the step (and extras) of the row just recorded, once the line search is done."""
-        self.trace.update_last(step_size=step, **extra)
-
-    def result(self, x, f, g, nit, nfev, njev, success, message, **extra) -> Result:
-        return Result(x=x, fun=f, jac=g, nit=nit, nfev=nfev, njev=njev, success=success,
-                      message=message, trace=self.trace, iterates=np.array(self.iterates), **extra)
+def _decrements(x, g, hess, qn2=np.nan) -> dict[str, float]:
+    """The affine-invariant measures logged with each iterate: the Newton decrement (when a
+    Hessian is given) and the quasi-Newton decrement sqrt(g^T H g) (when qn2 = g^T H g is)."""
+    out = {}
+    if hess is not None:
+        out["newton_decrement"] = float(np.sqrt(max(g @ np.linalg.solve(hess(x), g), 0.0)))
+    if np.isfinite(qn2):
+        out["qn_decrement"] = float(np.sqrt(max(qn2, 0.0)))
+    return out
 
 
 def _inverse_of_initial(H0, B0, d):
@@ -158,7 +132,7 @@ def bfgs(
     c1 = check_in_range(c1, "c1", 0.0, 0.5)
     c2 = check_in_range(c2, "c2", c1, 1.0)
     maxiter = check_int(maxiter, "maxiter", minimum=0)
-    mon = _Monitor(method_name, fun, jac, hess, f_star, stop, tol, callback)
+    mon = _recorder(method_name, hess, f_star, stop, tol, callback)
 
     f, g = float(fun(x)), np.asarray(jac(x), dtype=float)
     if not (np.isfinite(f) and np.all(np.isfinite(g))):
@@ -167,7 +141,7 @@ def bfgs(
     message, success = "maximum number of iterations reached", False
     for t in range(maxiter + 1):
         direction = -H @ g
-        if mon.record(x, f, g, qn2=float(-g @ direction)):
+        if mon.record(x, f, float(np.linalg.norm(g)), **_decrements(x, g, hess, float(-g @ direction))):
             message, success = "stopping tolerance reached", True
             break
         if t == maxiter:
@@ -184,12 +158,12 @@ def bfgs(
         x, f, g = x + s, ls.fun, ls.jac
         if not sy > 0:  # Wolfe guarantees s^T y > 0; only round-off breaks it
             message = "curvature s^T y <= 0 from round-off; stopped"
-            mon.record(x, f, g, qn2=float(g @ H @ g))
+            mon.record(x, f, float(np.linalg.norm(g)), **_decrements(x, g, hess, float(g @ H @ g)))
             break
         # Inverse update H+ = (I - rho s y^T) H (I - rho y s^T) + rho s s^T, in O(d^2).
         rho, Hy = 1.0 / sy, H @ y
         H = H - rho * (np.outer(s, Hy) + np.outer(Hy, s)) + (rho * rho * (y @ Hy) + rho) * np.outer(s, s)
-    return mon.result(x, f, g, len(mon.trace) - 1, nfev, njev, success, message, H=H)
+    return mon.result(x, f, success=success, message=message, nfev=nfev, njev=njev, jac=g, H=H)
 
 
 def gradient_descent(
@@ -214,12 +188,12 @@ def gradient_descent(
     x = check_vector(x0, "x0")
     eta = check_positive(eta0, "eta0")
     maxiter = check_int(maxiter, "maxiter", minimum=0)
-    mon = _Monitor(method_name, fun, jac, hess, f_star, stop, tol, callback)
+    mon = _recorder(method_name, hess, f_star, stop, tol, callback)
     f, g = float(fun(x)), np.asarray(jac(x), dtype=float)
     nfev = njev = 1
     message, success = "maximum number of iterations reached", False
     for t in range(maxiter + 1):
-        if mon.record(x, f, g, qn2=float(g @ g)):
+        if mon.record(x, f, float(np.linalg.norm(g)), **_decrements(x, g, hess, float(g @ g))):
             message, success = "stopping tolerance reached", True
             break
         if t == maxiter:
@@ -237,7 +211,7 @@ def gradient_descent(
         x = x - eta * g
         f, g = ls.fun, np.asarray(jac(x), dtype=float)
         njev += 1
-    return mon.result(x, f, g, len(mon.trace) - 1, nfev, njev, success, message)
+    return mon.result(x, f, success=success, message=message, nfev=nfev, njev=njev, jac=g)
 
 
 def damped_newton(
@@ -262,14 +236,14 @@ def damped_newton(
         raise ValueError("hess must be callable")
     x = check_vector(x0, "x0")
     maxiter = check_int(maxiter, "maxiter", minimum=0)
-    mon = _Monitor(method_name, fun, jac, hess, f_star, stop, tol, callback)
+    mon = _recorder(method_name, hess, f_star, stop, tol, callback)
     f, g = float(fun(x)), np.asarray(jac(x), dtype=float)
     nfev = njev = 1
     message, success = "maximum number of iterations reached", False
     for t in range(maxiter + 1):
         newton_dir = np.linalg.solve(hess(x), g)
         lam = float(np.sqrt(max(g @ newton_dir, 0.0)))
-        if mon.record(x, f, g):
+        if mon.record(x, f, float(np.linalg.norm(g)), **_decrements(x, g, hess)):
             message, success = "stopping tolerance reached", True
             break
         if t == maxiter:
@@ -279,7 +253,7 @@ def damped_newton(
         x = x - step * newton_dir
         f, g = float(fun(x)), np.asarray(jac(x), dtype=float)
         nfev, njev = nfev + 1, njev + 1
-    return mon.result(x, f, g, len(mon.trace) - 1, nfev, njev, success, message)
+    return mon.result(x, f, success=success, message=message, nfev=nfev, njev=njev, jac=g)
 
 
 # --------------------------------------------------------------------------- the experiments

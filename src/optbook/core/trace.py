@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 from scipy.optimize import OptimizeResult
 
+from .validate import check_choice, check_positive
+
 _CORE = ("iteration", "objective", "grad_norm", "step_size", "time")
 
 
@@ -178,3 +180,48 @@ class Result(OptimizeResult):
     Fields: ``x``, ``fun``, ``jac``, ``nit``, ``nfev``, ``njev``, ``success``, ``message``,
     ``trace`` and method-specific extras.
     """
+
+
+class RunRecorder:
+    """The bookkeeping every ``scipy.optimize.minimize``-shaped method shares: one trace row per
+    iterate, the iterates themselves, the user's callback, and the stopping rule.
+
+    ``stop`` names the series compared with ``tol``: ``"grad_norm"``, ``"gap"`` (f - f*, logged
+    automatically when ``f_star`` is given) or any series the method passes to :meth:`record`
+    (e.g. a Newton decrement); ``stops`` lists the names the method supports.
+    """
+
+    def __init__(self, method: str, *, stop: str, tol: float, stops: tuple[str, ...],
+                 f_star: float | None = None, callback=None):
+        check_choice(stop, "stop", stops)
+        tol = check_positive(tol, "tol")
+        if stop == "gap" and f_star is None:
+            raise ValueError("stop='gap' needs f_star")
+        if f_star is not None and not np.isfinite(f_star):
+            raise ValueError("f_star must be finite")
+        if callback is not None and not callable(callback):
+            raise ValueError("callback must be callable")
+        self.stop, self.tol, self.f_star, self.callback = stop, float(tol), f_star, callback
+        self.trace = Trace(method)
+        self.iterates: list[np.ndarray] = []
+
+    def record(self, x: np.ndarray, f: float, grad_norm: float, **series: float) -> bool:
+        """Log iterate x (objective f, gradient norm, extra series); True when the rule is met."""
+        if self.f_star is not None:
+            series["gap"] = f - self.f_star
+        self.trace.record(objective=f, grad_norm=grad_norm, **series)
+        self.iterates.append(np.array(x))
+        if self.callback is not None:
+            self.callback(np.array(x))
+        value = grad_norm if self.stop == "grad_norm" else series.get(self.stop, np.nan)
+        return bool(value <= self.tol)
+
+    def set_step(self, step: float, **series: float) -> None:
+        """The step taken from the last recorded iterate (known only after it was chosen)."""
+        self.trace.update_last(step_size=step, **series)
+
+    def result(self, x: np.ndarray, f: float, *, success: bool, message: str, nfev: int, njev: int,
+               **extra) -> Result:
+        """The scipy-style result, with ``trace`` and ``iterates``."""
+        return Result(x=x, fun=f, nit=len(self.trace) - 1, nfev=nfev, njev=njev, success=success,
+                      message=message, trace=self.trace, iterates=np.array(self.iterates), **extra)

@@ -26,7 +26,7 @@ from scipy.optimize import linprog, minimize
 from ..claims import Measured, claim
 from ..core import (
     Result,
-    Trace,
+    RunRecorder,
     as_rng,
     check_choice,
     check_in_range,
@@ -308,33 +308,16 @@ def _check_set(K) -> GaugeSet:
 # --------------------------------------------------------------------------- shared run record
 
 
-class _Run:
-    """One trace row per iterate (objective, gap, feasibility) and the stopping rule."""
+class _Run(RunRecorder):
+    """The shared recorder, logging each iterate's constraint violation max_j g_j(x) too."""
 
     def __init__(self, name, K, f_star, tol, stop, callback):
-        self.stop = check_choice(stop, "stop", ("gap", "grad_norm"))
-        self.tol = check_positive(tol, "tol")
-        if stop == "gap" and f_star is None:
-            raise ValueError("stop='gap' needs f_star")
-        if f_star is not None and not np.isfinite(f_star):
-            raise ValueError("f_star must be finite")
-        if callback is not None and not callable(callback):
-            raise ValueError("callback must be callable")
-        self.K, self.f_star, self.callback = K, f_star, callback
-        self.trace = Trace(name)
-        self.iterates: list[np.ndarray] = []
+        super().__init__(name, stop=stop, tol=tol, stops=("gap", "grad_norm"), f_star=f_star,
+                         callback=callback)
+        self.K = K
 
     def record(self, x, f, gnorm, **extra) -> bool:
-        gap = f - self.f_star if self.f_star is not None else np.nan
-        self.trace.record(objective=f, grad_norm=gnorm, gap=gap, violation=self.K.max_violation(x), **extra)
-        self.iterates.append(np.array(x))
-        if self.callback is not None:
-            self.callback(np.array(x))
-        return (gap if self.stop == "gap" else gnorm) <= self.tol
-
-    def result(self, x, f, success, message, nfev, njev, **extra) -> Result:
-        return Result(x=x, fun=f, nit=len(self.trace) - 1, nfev=nfev, njev=njev, success=success,
-                      message=message, trace=self.trace, iterates=np.array(self.iterates), **extra)
+        return super().record(x, f, gnorm, violation=self.K.max_violation(x), **extra)
 
 
 def _start(x0, K, fun, jac):
@@ -445,7 +428,7 @@ def hom_pgd(
                 message = "Armijo backtracking failed (round-off or a kink at z)"
                 break
             eta = eta_try
-        run.trace.update_last(step_size=eta)
+        run.set_step(eta)
         if not np.any(z_new - z) and step_rule == "armijo":
             message = "no progress: the projected step is zero"
             break
@@ -456,7 +439,7 @@ def hom_pgd(
         g = np.asarray(jac(x), dtype=float)
         njev += 1
         latent.append(z.copy())
-    return run.result(x, f, success, message, nfev, njev, z=z, latent=np.array(latent))
+    return run.result(x, f, success=success, message=message, nfev=nfev, njev=njev, z=z, latent=np.array(latent))
 
 
 # --------------------------------------------------------------------------- baselines
@@ -529,11 +512,11 @@ def pgd_projection(
             break
         if k == maxiter:
             break
-        run.trace.update_last(step_size=eta)
+        run.set_step(eta)
         x = x_plus
         f, g = float(fun(x)), np.asarray(jac(x), dtype=float)
     n_it = len(run.trace)
-    return run.result(x, f, success, message, n_it, n_it)
+    return run.result(x, f, success=success, message=message, nfev=n_it, njev=n_it)
 
 
 def frank_wolfe(
@@ -570,11 +553,11 @@ def frank_wolfe(
         if k == maxiter:
             break
         step = 2.0 / (k + 2.0)
-        run.trace.update_last(step_size=step)
+        run.set_step(step)
         x = x + step * (s - x)
         f, g = float(fun(x)), np.asarray(jac(x), dtype=float)
     n_it = len(run.trace)
-    return run.result(x, f, success, message, n_it, n_it)
+    return run.result(x, f, success=success, message=message, nfev=n_it, njev=n_it)
 
 
 def quadratic_penalty(
@@ -619,13 +602,13 @@ def quadratic_penalty(
         if k == maxiter:
             break
         step = 1.0 / (L + mu * norm2)
-        run.trace.update_last(step_size=step)
+        run.set_step(step)
         x = x - step * grad
         if (k + 1) % every == 0:
             mu *= growth
         f, g = float(fun(x)), np.asarray(jac(x), dtype=float)
     n_it = len(run.trace)
-    return run.result(x, f, success, message, n_it, n_it)
+    return run.result(x, f, success=success, message=message, nfev=n_it, njev=n_it)
 
 
 # --------------------------------------------------------------------------- the card's test set
