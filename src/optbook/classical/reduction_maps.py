@@ -28,6 +28,7 @@ from ..core import (
     Problem,
     Quadratic,
     Result,
+    RunRecorder,
     RngLike,
     Trace,
     as_rng,
@@ -271,10 +272,12 @@ def _descent(value_and_grad, x0, *, step, direction, stop, tol, f_star, maxiter,
     (g itself, or G^{-1} g for the pullback metric). Stops on the tolerance, on divergence
     (non-finite value or f - f* above ``blowup`` times its start), or at ``maxiter``.
     """
-    trace = Trace(method_name, meta={"step": step})
-    x = x0
-    iterates, lifted = [], []
     f_ref = 0.0 if f_star is None else f_star
+    rec = RunRecorder(method_name, stop=stop, tol=tol, stops=STOPS, f_star=f_ref, callback=callback)
+    trace = rec.trace
+    trace.meta["step"] = step
+    x = x0
+    lifted = []
     message, success, diverged = "maximum number of iterations reached", False, False
     f0 = None
     nfev = 0
@@ -287,12 +290,8 @@ def _descent(value_and_grad, x0, *, step, direction, stop, tol, f_star, maxiter,
             message, diverged = "diverged (non-finite value)", True
             break
         f0 = f if f0 is None else f0
-        trace.record(objective=f, grad_norm=gnorm, step_size=step, gap=f - f_ref)
-        iterates.append(x.copy())
         lifted.append(xl)
-        if callback is not None:
-            callback(x.copy())
-        if (f - f_ref if stop == "gap" else gnorm) <= tol:
+        if rec.record(x, f, gnorm, step_size=step):
             message, success = "stopping tolerance reached", True
             break
         if f - f_ref > blowup * max(f0 - f_ref, 1e-300):
@@ -301,9 +300,9 @@ def _descent(value_and_grad, x0, *, step, direction, stop, tol, f_star, maxiter,
         if t == maxiter:
             break
         x = x - step * direction(x, g)
-    res = Result(x=iterates[-1] if iterates else x0, fun=trace.objective[-1] if len(trace) else np.nan,
+    res = Result(x=rec.iterates[-1] if rec.iterates else x0, fun=trace.objective[-1] if len(trace) else np.nan,
                  nit=max(len(trace) - 1, 0), nfev=nfev, njev=nfev, success=success, message=message,
-                 diverged=diverged, trace=trace, iterates=np.array(iterates))
+                 diverged=diverged, trace=trace, iterates=np.array(rec.iterates))
     if lift is not None:
         res["x_full"] = lifted[-1] if lifted else None
         res["lifted"] = np.array(lifted)
