@@ -252,9 +252,11 @@ def test_bad_input_raises_value_error_naming_the_argument(call, name):
 
 
 def test_training_restores_the_blas_thread_count():
-    if rg._BLAS_THREADS is None:
+    from optbook.core import threads
+
+    if threads._BLAS_THREADS is None:
         pytest.skip("numpy's BLAS is not the bundled OpenBLAS")
-    get = rg._BLAS_THREADS[0]
+    get = threads._BLAS_THREADS[0]
     before = int(get())
     rg.train_shallow_relu(*small_problem(), maxiter=3, tol=0.0)
     assert int(get()) == before

@@ -15,10 +15,6 @@ network and linear least squares.
 """
 from __future__ import annotations
 
-import ctypes
-import glob
-import os
-from contextlib import contextmanager
 from functools import lru_cache
 
 import numpy as np
@@ -38,6 +34,7 @@ from ..core import (
     loglog_slope,
     thin_indices,
 )
+from ..core.threads import one_blas_thread
 from ..viz import Phase, SliderStep, base_layout, color_for, convergence_figure, slider_figure
 from ..widgets import Explorer, Slider
 
@@ -156,42 +153,6 @@ def network_output(a: np.ndarray, W: np.ndarray, X: np.ndarray) -> np.ndarray:
     return np.maximum(X @ W.T, 0.0) @ a / a.size
 
 
-def _openblas_thread_setter():
-    """(get, set) for the thread count of the OpenBLAS that numpy's wheels bundle, or None."""
-    pattern = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs", "*openblas*")
-    for path in glob.glob(pattern):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for prefix, suffix in (("scipy_openblas", "64_"), ("scipy_openblas", ""), ("openblas", "")):
-            get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
-            put = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
-            if get is not None and put is not None:
-                return get, put
-    return None
-
-
-_BLAS_THREADS = _openblas_thread_setter()
-
-
-@contextmanager
-def _one_blas_thread():
-    """Run numpy's BLAS on one thread inside the block (restored after), where the bundled
-    OpenBLAS allows it; elsewhere a no-op. The matrices here are small: extra BLAS threads only
-    add overhead, and on a busy machine they slow a training run down tenfold."""
-    if _BLAS_THREADS is None:
-        yield
-        return
-    get, put = _BLAS_THREADS
-    previous = int(get())
-    put(1)
-    try:
-        yield
-    finally:
-        put(previous)
-
-
 def _loss_grad(a, W, X, y):
     """Unchecked loss and gradients (the training loop's inner step).
 
@@ -220,7 +181,7 @@ def loss_and_gradients(
     loss : float, grad_a : (p,) array, grad_W : (p, d) array
     """
     a, W, X, y = _check_network(a, W, X, y)
-    with _one_blas_thread():
+    with one_blas_thread():
         loss, ga, gW, _, _ = _loss_grad(a, W, X, y)
     return loss, ga, gW
 
@@ -309,7 +270,7 @@ def train_shallow_relu(
     name = method_name or (f"ReLU net (p = {p})" if train_hidden else f"random features (p = {p})")
     trace = Trace(name, meta=dict(n=n, d=X.shape[1], p=p, lr=lr, train_hidden=bool(train_hidden)))
     message, success = "maximum number of iterations reached", False
-    with _one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
+    with one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
         for k in range(maxiter + 1):
             loss, ga, gW, r, Z = _loss_grad(a, W, X, y)
             if not np.isfinite(loss):

@@ -27,6 +27,7 @@ from scipy.optimize import minimize
 from ..claims import Measured, claim
 from ..core import Result, RngLike, Trace, as_rng, check_in_range, check_int, check_matrix, check_positive, check_vector
 from ..viz import Phase, SliderStep, base_layout, color_for, slider_figure
+from ..core.threads import one_torch_thread
 from ..widgets import Explorer, Slider
 
 #: Where log(1 - exp(-lambda u)) is evaluated for a positive point with u = 0 (a degenerate star).
@@ -441,12 +442,8 @@ def mlp_baseline(X_train, y_train, X_test, *, hidden: tuple[int, ...] = (5, 2), 
     seed = check_int(seed, "seed")
     xt, xs = torch.as_tensor(X_train), torch.as_tensor(X_test)
     yt = torch.as_tensor(y_train, dtype=torch.float64)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # a 20-parameter network: extra threads only add overhead
-    try:
+    with one_torch_thread():  # a 20-parameter network: extra threads only add overhead
         best = _train_mlps(torch, xt, xs, yt, X_train.shape[1], hidden, steps, lr, restarts, seed)
-    finally:
-        torch.set_num_threads(threads)
     return best[1]
 
 

@@ -51,6 +51,7 @@ from ..core.bandits import (  # the shared bandit core; re-exported as the chapt
 )
 from ..core.validate import RngLike
 from ..viz import SliderStep, base_layout, color_for, slider_figure
+from ..core.threads import one_torch_thread
 from ..widgets import Explorer, Slider, Toggle
 
 # ============================================================= training components (the menus)
@@ -508,17 +509,6 @@ BANDIT_METHODS = ("UCB1", "D-UCB", "SW-UCB", "D-UCB+eps")
 C_GRID = (0.05, 0.1, 0.2, 0.5)
 
 
-class _torch_threads:
-    """Run tiny torch models on one thread (faster than several on a loaded machine); restores."""
-
-    def __enter__(self):
-        self.saved = torch.get_num_threads()
-        torch.set_num_threads(1)
-
-    def __exit__(self, *exc):
-        torch.set_num_threads(self.saved)
-
-
 def regret_table(seeds: Sequence[int] = (0, 1, 2, 3), *, horizon: int = 6000, period: int = 600,
                  n_arms: int = 5, noise: float = 0.2, gamma: float = 0.99, window: int = 200,
                  eps: float = 0.05, c_grid: Sequence[float] = C_GRID) -> dict[str, dict[float, float]]:
@@ -578,7 +568,7 @@ def proxy_run(policy: str, seed: int, config: tuple[str, ...] | None = None, smo
     """One cached run of :func:`train_proxy` on the proxy data set of ``seed`` (noise 0.3),
     ``config`` as a tuple in :data:`AGENT_KEYS` order for a static run."""
     cfg = None if config is None else dict(zip(AGENT_KEYS, config))
-    with _torch_threads():
+    with one_torch_thread():
         return train_proxy(_data(seed), policy, config=cfg, seed=seed, smoothing=smoothing, weights=weights)
 
 

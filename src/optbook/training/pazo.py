@@ -48,6 +48,7 @@ from ..core import (
     check_vector,
 )
 from ..viz import Phase, SliderStep, base_layout, color_for, convergence_traces, phase_layout, slider_figure
+from ..core.threads import one_torch_thread
 from ..widgets import Explorer, Slider
 
 Fun = Callable[[np.ndarray], float]
@@ -862,12 +863,8 @@ def finetune_proxy(budget: int = 3000, seed: int = 0, every: int = 60) -> dict:
     """Forward-pass-only training of a logistic model on badly scaled features (the chapter's
     proxy for ZO fine-tuning): MeZO and PaZO, each at the best learning rate of a small grid
     (chosen on the final training loss), compared by test loss at equal forward passes."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny models: one thread is fastest; restored below
-    try:
+    with one_torch_thread():  # tiny models: one thread is fastest
         return _finetune_proxy(budget, seed, every)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _finetune_proxy(budget: int, seed: int, every: int) -> dict:

@@ -40,6 +40,7 @@ import torch
 from ..claims import Measured, claim
 from ..core import Result, Trace, as_rng, check_choice, check_in_range, check_int, check_positive, check_vector
 from ..viz import SliderStep, base_layout, color_for, slider_figure
+from ..core.threads import one_torch_thread
 from ..widgets import Choice, Explorer, Slider
 
 #: The paper's defaults (Section 4): base momentum beta2, second moment beta3, decay lambda, epsilons.
@@ -576,13 +577,9 @@ def proxy_experiment(batch_size: int = 4096, seeds: tuple[int, ...] = (0, 1, 2, 
     """Lamb and ALTO over seeds at one batch size: per-method arrays of test accuracy (%).
     Runs torch on one thread (restored afterwards): tiny matrices are slower with more."""
     out = {}
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_torch_thread():
         for method in ("Lamb", "ALTO"):
             out[method] = np.array([100 * train_proxy(method, batch_size, s, **kw)["test_acc"] for s in seeds])
-    finally:
-        torch.set_num_threads(threads)
     return out
 
 
