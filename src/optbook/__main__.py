@@ -13,27 +13,29 @@ from . import claims
 
 def _cmd_claims(args) -> int:
     results = []
-    for c in claims.registered(args.chapter):
+    for c in claims.registered(args.chapter, args.kind):
         r = claims.run_claim(c, fast=args.fast)
         results.append(r)
         if args.progress:
             print(f"  {c.key}: {r.verdict} ({r.seconds:.1f} s)", file=sys.stderr, flush=True)
     if not results:
-        print(f"no claims registered{' for chapter ' + args.chapter if args.chapter else ''}")
+        print(f"no claims registered{' for chapter ' + args.chapter if args.chapter else ''}"
+              f"{' of kind ' + args.kind if args.kind else ''}")
         return 1
     print(claims.format_table(results))
     if args.json:
         Path(args.json).write_text(json.dumps([r.to_dict() for r in results], indent=1))
     bad = [r for r in results if not r.ok]
     for r in bad:
-        print(f"MISMATCH {r.chapter}.{r.name}: holds={r.holds} but the chapter declares reproduces={r.reproduces}")
+        print(f"MISMATCH {r.key}: {r.verdict} (holds={r.holds}, control holds={r.control_holds}, "
+              f"precondition={r.precondition}; the chapter declares reproduces={r.reproduces})")
     return 1 if bad else 0
 
 
 def _cmd_list(args) -> int:
-    for c in claims.registered(args.chapter):
-        flag = "" if c.reproduces else "  [declared: does not reproduce]"
-        print(f"{c.key:40s} {c.title}{flag}")
+    for c in claims.registered(args.chapter, args.kind):
+        flag = {True: "", False: "  [declared: does not reproduce]", None: "  [declared: inconclusive]"}[c.reproduces]
+        print(f"{c.key:40s} {c.kind or 'unreviewed':12s} {c.title}{flag}")
     return 0
 
 
@@ -58,7 +60,7 @@ def _cmd_bench(args) -> int:
         row = {"claim": c.key}
         for fast in (True, False):
             t0 = time.perf_counter()
-            c.func(fast)
+            claims.run_claim(c, fast)  # with its control, as the tests and the chapter run it
             row["fast_s" if fast else "full_s"] = round(time.perf_counter() - t0, 2)
         report["claims"].append(row)
     for e in registered_explorers(args.chapter):
@@ -84,10 +86,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chapter", help="two-digit chapter number, e.g. 01")
     p.add_argument("--fast", action="store_true", help="small versions (what the tests run)")
     p.add_argument("--json", help="also write the results to this JSON file")
+    p.add_argument("--kind", choices=claims.KINDS, help="only reproductions or only identities")
     p.add_argument("--progress", action="store_true", help="print each claim as it finishes")
     p.set_defaults(func=_cmd_claims)
     p = sub.add_parser("list", help="list the registered claims")
     p.add_argument("--chapter")
+    p.add_argument("--kind", choices=claims.KINDS)
     p.set_defaults(func=_cmd_list)
     p = sub.add_parser("bench", help="claim seconds (fast, full), widget latency, notebook seconds")
     p.add_argument("--chapter")

@@ -4,17 +4,23 @@ import plotly.io as pio
 import pytest
 
 from optbook.claims import ClaimResult
-from optbook.core import Trace
+from optbook.core import Trace, grid_search
 from optbook.viz import (
+    ChapterTable,
+    IdentityTable,
     Phase,
     SliderStep,
     claim_table,
     convergence_figure,
     grid_values,
+    glue,
+    glue_claim,
     landscape_figure,
+    margin_figure,
     phase_layout,
     records_table,
     slider_figure,
+    tuning_figure,
 )
 from optbook.viz.renderer import BookRenderer, use_book_renderer_if_building
 
@@ -77,13 +83,62 @@ def test_landscape_with_paths():
         landscape_figure(lambda p: 0.0, (1, -1), (-1, 1), n=5)
 
 
+def _result(name="x", holds=True, control_holds=False, kind="reproduction", **kw):
+    return ClaimResult("01", name, "title", "expect", {"a": 1.23456}, holds, True, 0.1, True,
+                       summary="a = 1.23", kind=kind, paper="the paper's claim", control="the control",
+                       control_holds=control_holds if kind == "reproduction" else None, seeds=[0, 1, 2],
+                       margin=0.5, control_margin=-0.4, **kw)
+
+
 def test_tables_render_html():
-    r = ClaimResult("01", "x", "title", "expect", {"a": 1.23456}, True, True, 0.1, True)
-    html = claim_table(r)._repr_html_()
-    assert "1.235" in html and "reproduces" in html
-    bad = ClaimResult("01", "x", "t", "e", {}, False, True, 0.1, True)
-    assert "FAILS" in claim_table([bad])._repr_html_()
+    html = claim_table(_result())._repr_html_()
+    assert "1.235" in html and "reproduces" in html and "optbook-good" in html
+    assert "fails the criterion, as it must" in html and "the paper&#x27;s claim" in html
+    assert 'data-label="verdict"' in html  # rows become labelled cards on a phone
+    bad = _result(holds=False)
+    assert "FAILS" in claim_table([bad])._repr_html_() and "optbook-bad" in claim_table([bad])._repr_html_()
+    assert "CONTROL HOLDS" in claim_table(_result(control_holds=True))._repr_html_()
     assert "<td>2</td>" in records_table([{"n": 2}])._repr_html_()
+
+
+def test_scoreboard_tables_and_margin_figure():
+    rows = [_result("repro"), _result("ident", kind="identity"),
+            ClaimResult("02", "old", "t2", "e", {"b": 1.0}, True, True, 0.1, True)]
+    chapters = ChapterTable(rows, pages={"01": "part1/01-x.html"})._repr_html_()
+    assert 'href="part1/01-x.html#does-the-claim-reproduce"' in chapters
+    assert chapters.count("<tr>") == 2  # one row per chapter, identities left out
+    assert "{" not in chapters.split("</style>")[1]  # no raw dicts
+    idents = IdentityTable(rows)._repr_html_()
+    assert idents.startswith("<style>") and "<details" in idents and "1 identity checks" in idents
+    fig = margin_figure(rows)
+    xs = [x for tr in fig.data for x in tr.x]
+    assert xs == [0.5, -0.4]  # the claim's margin and its control's
+    with pytest.raises(ValueError, match="no reproduction"):
+        margin_figure([_result(kind="identity")])
+
+
+def test_tuning_panel():
+    fast = grid_search("method", lambda seed, eta: (eta - 0.3) ** 2 + 0.01 * seed, {"eta": [0.1, 0.3, 1.0]}, [0, 1, 2])
+    slow = grid_search("baseline", lambda seed, eta: float("nan") if eta > 0.5 else 1 - eta, {"eta": [0.1, 0.3, 1.0]}, [0, 1, 2])
+    assert fast.best == {"eta": 0.3} and slow.best == {"eta": 0.3}
+    np.testing.assert_allclose(slow.best_so_far(), [0.9, 0.7, 0.7])
+    fig = tuning_figure([fast, slow], score_label="loss")
+    assert len(fig.data) == 6 and fig.data[0].name == "method" and "eta=0.3" in fig.data[0].text[1]
+    with pytest.raises(ValueError, match="must not be empty"):
+        tuning_figure([], score_label="loss")
+
+
+def test_glue_formats_and_is_a_no_op_outside_a_kernel():
+    assert glue("ratio", 12.3456) == "12.35"
+    assert glue("ratio", 12.3456, "{:.0f}") == "12"
+    assert glue("n", 7) == "7"
+    with pytest.raises(ValueError, match="without spaces"):
+        glue("bad name", 1.0)
+    names = glue_claim(_result(), formats={"a": "{:.1f}"})
+    assert names["x.a"] == "1.2" and names["x.verdict"] == "reproduces" and names["x.control"] == "fails"
+    assert names["x.seeds"] == "3"
+    with pytest.raises(ValueError, match="did not measure"):
+        glue_claim(_result(), formats={"zzz": "{:g}"})
 
 
 def test_book_renderer_emits_a_bare_div(monkeypatch):

@@ -17,6 +17,7 @@ from .problems import (
     random_orthogonal,
 )
 from .trace import Result, RunRecorder, Trace, thin_indices
+from .tuning import Tuning, grid_search
 from .validate import (
     RngLike,
     as_rng,
@@ -33,8 +34,8 @@ from .validate import (
 __all__ = [
     "AffineComposition", "CubicRegularized", "DerivativeCheck", "LineSearchResult",
     "LogisticRegression", "Problem", "Quadratic", "Result", "RunRecorder", "RngLike", "Rosenbrock", "Trace",
-    "armijo_backtracking", "as_rng", "check_choice", "check_derivatives", "check_in_range",
+    "Tuning", "armijo_backtracking", "as_rng", "check_choice", "check_derivatives", "check_in_range",
     "check_int", "check_matrix", "check_positive", "check_real", "check_spd", "check_vector",
-    "conditioning_map", "fd_gradient", "fd_hessian", "loglog_slope", "semilog_slope", "thin_indices", "make_cubic", "make_logistic", "project_ball", "project_simplex",
+    "conditioning_map", "fd_gradient", "fd_hessian", "grid_search", "loglog_slope", "semilog_slope", "thin_indices", "make_cubic", "make_logistic", "project_ball", "project_simplex",
     "quadratic_with_condition", "random_orthogonal", "strong_wolfe", "weak_wolfe",
 ]

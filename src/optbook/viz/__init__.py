@@ -8,12 +8,17 @@ from .landscape import grid_values, landscape_figure, landscape_traces, path_tra
 from .renderer import building_book, use_book_renderer_if_building
 from .slider import SliderStep, slider_figure
 from .style import base_layout, color_for
+from .glue import glue, glue_claim
+from .scoreboard import ChapterTable, IdentityTable, margin_figure
 from .tables import ClaimTable, RecordsTable, claim_table, records_table
+from .tuning import tuning_figure
 
 use_book_renderer_if_building()
 
 __all__ = [
-    "LOG_FLOOR", "ClaimTable", "Phase", "RecordsTable", "records_table", "SliderStep", "base_layout", "building_book", "claim_table",
-    "color_for", "convergence_figure", "convergence_traces", "grid_values", "landscape_figure",
-    "landscape_traces", "path_traces", "phase_layout", "slider_figure", "use_book_renderer_if_building",
+    "LOG_FLOOR", "ChapterTable", "ClaimTable", "IdentityTable", "Phase", "RecordsTable", "SliderStep",
+    "base_layout", "building_book", "claim_table", "color_for", "convergence_figure", "convergence_traces",
+    "glue", "glue_claim", "grid_values", "landscape_figure", "landscape_traces", "margin_figure",
+    "path_traces", "phase_layout", "records_table", "slider_figure", "tuning_figure",
+    "use_book_renderer_if_building",
 ]

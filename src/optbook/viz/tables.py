@@ -1,4 +1,6 @@
-"""Tables of claim results (expected vs measured, with a plain verdict)."""
+"""Tables of claim results (the paper's claim, our criterion and figure, the control, a verdict
+badge) and of plain measurement records. Styled with the theme's colour variables, so they
+follow light and dark mode, with fallbacks for a plain notebook."""
 from __future__ import annotations
 
 import html
@@ -6,13 +8,55 @@ from collections.abc import Iterable
 
 from ..claims import ClaimResult, format_measured, format_table
 
-# Cells may wrap anywhere, so a wide table shrinks to the page column instead of overflowing it.
-_STYLE = ("<style>.optbook-claims{border-collapse:collapse;font-size:0.85em;margin:0.5em 0;"
-          "width:100%;overflow-wrap:anywhere}"
-          ".optbook-claims th,.optbook-claims td{border:1px solid #ccc;padding:4px 8px;"
-          "vertical-align:top;text-align:left}.optbook-claims th{background:#f3f3f3}"
-          ".optbook-ok{color:#1a7f37;font-weight:bold}.optbook-bad{color:#c62828;font-weight:bold}"
-          ".optbook-neutral{color:#8a5a00;font-weight:bold}</style>")
+# Theme variables of pydata-sphinx-theme (the book's theme), with light fallbacks for Jupyter.
+TABLE_CSS = (
+    ".optbook-claims{border-collapse:collapse;font-size:0.85em;margin:0.5em 0;width:100%;"
+    "overflow-wrap:break-word;hyphens:auto}"
+    ".optbook-claims th,.optbook-claims td{border:1px solid var(--pst-color-border,#ccc);padding:4px 8px;"
+    "vertical-align:top;text-align:left}"
+    ".optbook-claims th{background:var(--pst-color-table-heading-bg,#f3f3f3)}"
+    ".optbook-claims details summary{cursor:pointer;color:var(--pst-color-text-muted,#555)}"
+    ".optbook-badge{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;"
+    "white-space:nowrap;border:1px solid;color:var(--pst-color-text-base,#222)}"
+    ".optbook-good{background:var(--pst-color-success-bg,#dff3e4);border-color:var(--pst-color-success,#1a7f37)}"
+    ".optbook-neutral{background:var(--pst-color-warning-bg,#fff1d6);border-color:var(--pst-color-warning,#8a5a00)}"
+    ".optbook-bad{background:var(--pst-color-danger-bg,#fde2e2);border-color:var(--pst-color-danger,#c62828)}"
+    # On a phone a row becomes a card: one cell per line, each led by its column's name.
+    "@media (max-width:600px){table.optbook-cards,table.optbook-cards tbody,table.optbook-cards tr,"
+    "table.optbook-cards td{display:block;width:100%!important}"
+    "table.optbook-cards colgroup,table.optbook-cards tr.optbook-head{display:none}"
+    "table.optbook-cards tr{margin-bottom:0.8em;border:1px solid var(--pst-color-border,#ccc)}"
+    "table.optbook-cards td{border:none;border-bottom:1px solid var(--pst-color-border-muted,#eee)}"
+    "table.optbook-cards td::before{content:attr(data-label);display:block;font-weight:600;font-size:0.85em;"
+    "color:var(--pst-color-text-muted,#555)}}"
+)
+_STYLE = f"<style>{TABLE_CSS}</style>"
+
+
+def verdict_badge(result: ClaimResult) -> str:
+    """The verdict as a coloured badge (HTML)."""
+    return f'<span class="optbook-badge optbook-{result.status}">{html.escape(result.verdict)}</span>'
+
+
+def control_text(result: ClaimResult) -> str:
+    """What the negative control did, in words (HTML)."""
+    if result.control_holds is None:
+        return "-" if result.kind != "reproduction" else "not run"
+    outcome = "meets the criterion too" if result.control_holds else "fails the criterion, as it must"
+    return (f"{html.escape(result.control)} <em>{outcome}</em>"
+            + (f" ({html.escape(result.control_summary)})" if result.control_summary else ""))
+
+
+def _measured_cell(r: ClaimResult) -> str:
+    head = html.escape(r.summary) if r.summary else ""
+    seeds = f"<br><small>{len(r.seeds)} seeds</small>" if r.seeds else ""
+    values = html.escape(format_measured(r.measured))
+    return f"{head}{seeds}<details><summary>all values</summary><small>{values}</small></details>"
+
+
+def _row(head: list[str], cells: list[str]) -> str:
+    """A table row whose cells carry their column's name (shown on a phone, where rows stack)."""
+    return "<tr>" + "".join(f'<td data-label="{html.escape(h)}">{c}</td>' for h, c in zip(head, cells)) + "</tr>"
 
 
 class ClaimTable:
@@ -25,33 +69,33 @@ class ClaimTable:
             raise ValueError("results must not be empty")
         self.show_chapter = show_chapter
 
-    def _verdict_class(self, r: ClaimResult) -> str:
-        if not r.ok:
-            return "optbook-bad"
-        return "optbook-ok" if r.reproduces else "optbook-neutral"
-
     def _repr_html_(self) -> str:
-        head = (["chapter"] if self.show_chapter else []) + ["claim", "expected", "measured", "verdict", "seconds"]
+        head = (["ch."] if self.show_chapter else []) + ["claim", "paper", "criterion", "measured",
+                                                          "negative control", "verdict"]
         rows = []
         for r in self.results:
+            kind = f"<br><small>{html.escape(r.kind or 'unreviewed')}</small>"
+            diagnosis = (f"<details><summary>diagnosis</summary><small>{html.escape(r.diagnosis)}</small></details>"
+                         if r.diagnosis else "")
             cells = ([html.escape(r.chapter)] if self.show_chapter else []) + [
-                html.escape(r.title), html.escape(r.expected), html.escape(format_measured(r.measured)),
-                f'<span class="{self._verdict_class(r)}">{html.escape(r.verdict)}</span>', f"{r.seconds:.1f}",
+                html.escape(r.title) + kind, html.escape(r.paper) or "-", html.escape(r.expected),
+                _measured_cell(r), control_text(r), verdict_badge(r) + diagnosis,
             ]
-            rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-        header = "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
+            rows.append(_row(head, cells))
+        header = '<tr class="optbook-head">' + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
         # Fixed column shares, so that wrapping shortens the text columns, never the verdict.
-        widths = [5, 19, 25, 29, 14, 8] if self.show_chapter else [20, 26, 32, 14, 8]
+        widths = ([5] if self.show_chapter else []) + [18, 18, 18, 16, 15, 10]
         cols = "<colgroup>" + "".join(f'<col style="width:{w}%">' for w in widths) + "</colgroup>"
-        return (f'{_STYLE}<table class="optbook-claims" style="table-layout:fixed">{cols}{header}'
-                f'{"".join(rows)}</table>')
+        return (f'{_STYLE}<div class="optbook-table-wrap"><table class="optbook-claims optbook-cards" '
+                f'style="table-layout:fixed">{cols}{header}{"".join(rows)}</table></div>')
 
     def __repr__(self) -> str:
         return format_table(self.results)
 
 
 def claim_table(results: Iterable[ClaimResult] | ClaimResult, *, show_chapter: bool = False) -> ClaimTable:
-    """Expected vs measured for one or more claim results."""
+    """The paper's claim, the criterion, the measured figure, the control and the verdict for one
+    or more claim results."""
     if isinstance(results, ClaimResult):
         results = [results]
     return ClaimTable(results, show_chapter=show_chapter)

@@ -1,0 +1,52 @@
+"""The tuning panel: every method's grid search on one figure, so a reader can see that the
+baselines got the same care as the method (claims protocol, design notes section 3)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..core.tuning import Tuning
+from .style import DASHES, base_layout, color_for
+
+
+def tuning_figure(tunings: Sequence[Tuning], *, score_label: str, logy: bool = False,
+                  title: str | None = None, height: int = 430) -> go.Figure:
+    """Left: each method's score at every setting of its grid (the best one ringed; hover names
+    the setting). Right: the best score found against the number of settings tried.
+
+    Grids of different sizes are allowed but visible: the right panel's curves end at each
+    method's budget.
+    """
+    tunings = list(tunings)
+    if not tunings:
+        raise ValueError("tunings must not be empty")
+    for t in tunings:
+        if not isinstance(t, Tuning):
+            raise TypeError(f"tunings must be Tuning records, got {type(t).__name__}")
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+                        subplot_titles=("score of every setting tried", "best score vs settings tried"))
+    for i, t in enumerate(tunings):
+        color, dash = color_for(i), DASHES[i % len(DASHES)]
+        k = np.arange(1, t.size + 1)
+        ys = np.where(np.isfinite(t.scores), t.scores, np.nan)
+        fig.add_trace(go.Scatter(
+            x=k, y=ys, mode="markers", name=t.method, legendgroup=t.method, marker=dict(color=color, size=8),
+            text=t.labels(), hovertemplate="%{text}<br>score %{y:.4g}<extra>" + t.method + "</extra>"), 1, 1)
+        b = t.best_index
+        fig.add_trace(go.Scatter(
+            x=[b + 1], y=[t.best_score], mode="markers", legendgroup=t.method, showlegend=False,
+            marker=dict(color=color, size=16, symbol="circle-open", line=dict(width=2)),
+            hovertemplate=f"best: {t.labels()[b]}<br>score %{{y:.4g}}<extra>{t.method}</extra>"), 1, 1)
+        fig.add_trace(go.Scatter(
+            x=k, y=t.best_so_far(), mode="lines+markers", line=dict(color=color, dash=dash, shape="hv"),
+            legendgroup=t.method, showlegend=False, name=t.method,
+            hovertemplate="after %{x} settings: %{y:.4g}<extra>" + t.method + "</extra>"), 1, 2)
+    base_layout(fig, title=title, height=height, logy=logy)
+    fig.update_xaxes(title_text="setting (grid order)", row=1, col=1)
+    fig.update_xaxes(title_text="settings tried", row=1, col=2)
+    fig.update_yaxes(title_text=score_label, row=1, col=1)
+    fig.update_yaxes(title_text=f"best {score_label}", row=1, col=2)
+    return fig
