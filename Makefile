@@ -9,7 +9,7 @@ export OPENBLAS_NUM_THREADS := 1
 export OMP_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 
-.PHONY: book test unit browser serve notebooks bench clean
+.PHONY: book test unit browser serve notebooks bench clean page
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -42,6 +42,15 @@ book: $(STAMP) _assets/plotly.min.js _assets/mathjax/tex-chtml.js
 	OPTBOOK_BUILD=1 OPTBOOK_CLAIMS_DIR=$(CURDIR)/_build/claims $(BIN)/jupyter-book build . -W -n --keep-going || { \
 	  for f in _build/html/reports/*.log; do [ -f "$$f" ] && { echo "== $$f"; cat "$$f"; }; done; exit 1; }; \
 	echo "$$hash" > _build/.src-hash
+
+# One chapter as a stand-alone page (seconds, not a whole book): make page CH=01, then
+# .venv/bin/python tools/shoot.py on the page it prints for desktop/phone, light/dark screenshots.
+page: $(STAMP) _assets/plotly.min.js _assets/mathjax/tex-chtml.js
+	@test -n "$(CH)" || { echo "usage: make page CH=NN"; exit 2; }
+	@src=$$(ls book/part*/$(CH)-*.md | head -1); test -n "$$src" || { echo "no chapter $(CH)"; exit 2; }; \
+	OPTBOOK_BUILD=1 $(BIN)/jupyter-book build "$$src" --config _config.yml >_build/page.log 2>&1 || exit 1; \
+	out=_build/_page/$$(echo "$${src%.md}" | tr / -)/html; cp -r _assets/. "$$out/_static/"; \
+	echo "$$out/$$(basename "$${src%.md}").html"
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -m "not book" -q

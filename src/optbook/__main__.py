@@ -39,8 +39,9 @@ def _cmd_list(args) -> int:
     return 0
 
 
-def _notebook_seconds(path: Path, timeout: int) -> float:
-    """Execute one chapter as the build does (OPTBOOK_BUILD=1, in its folder) and time it."""
+def _execute(path: Path, timeout: int):
+    """Execute one chapter as the build does (OPTBOOK_BUILD=1, in its folder); the executed
+    notebook and the seconds it took."""
     import jupytext
     from nbclient import NotebookClient
 
@@ -49,7 +50,27 @@ def _notebook_seconds(path: Path, timeout: int) -> float:
     t0 = time.perf_counter()
     NotebookClient(nb, timeout=timeout, kernel_name="python3",
                    resources={"metadata": {"path": str(path.parent)}}).execute()
-    return time.perf_counter() - t0
+    return nb, time.perf_counter() - t0
+
+
+def _chapter_path(chapter: str) -> Path:
+    found = sorted(Path("book").glob(f"part*/{chapter}-*.md"))
+    if not found:
+        raise SystemExit(f"no chapter {chapter} under book/part*/ (run from the project root)")
+    return found[0]
+
+
+def _cmd_notebook(args) -> int:
+    """Execute one chapter as the build does; report seconds, warnings in outputs, output bytes."""
+    path = _chapter_path(args.chapter)
+    nb, seconds = _execute(path, args.timeout)
+    stderr = [o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("name") == "stderr"]
+    size = len(json.dumps([c.get("outputs", []) for c in nb.cells if c.cell_type == "code"]))
+    print(f"{path}: executed in {seconds:.1f} s; outputs {size / 1e6:.2f} MB; {len(stderr)} stderr outputs")
+    for text in stderr:
+        print("  stderr: " + text.strip().replace("\n", "\n          ")[:2000])
+    return 1 if stderr else 0
 
 
 def _cmd_bench(args) -> int:
@@ -69,7 +90,7 @@ def _cmd_bench(args) -> int:
         for path in sorted(Path("book").glob("part*/[0-9][0-9]-*.md")):
             if args.chapter and not path.name.startswith(args.chapter):
                 continue
-            report["notebooks"].append({"notebook": str(path), "seconds": round(_notebook_seconds(path, 600), 1)})
+            report["notebooks"].append({"notebook": str(path), "seconds": round(_execute(path, 600)[1], 1)})
     for section, rows in report.items():
         if rows:
             print(f"\n{section}")
@@ -93,12 +114,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chapter")
     p.add_argument("--kind", choices=claims.KINDS)
     p.set_defaults(func=_cmd_list)
+    p = sub.add_parser("notebook", help="execute one chapter as the build does and time it")
+    p.add_argument("chapter", help="two-digit chapter number")
+    p.add_argument("--timeout", type=int, default=300, help="seconds per cell")
+    p.set_defaults(func=_cmd_notebook)
     p = sub.add_parser("bench", help="claim seconds (fast, full), widget latency, notebook seconds")
     p.add_argument("--chapter")
     p.add_argument("--json", default="bench.json")
     p.add_argument("--skip-notebooks", action="store_true")
     p.set_defaults(func=_cmd_bench)
     args = ap.parse_args(argv)
+    if args.cmd == "notebook" and args.timeout <= 0:
+        ap.error(f"--timeout must be positive, got {args.timeout}")
     if getattr(args, "chapter", None) and not (len(args.chapter) == 2 and args.chapter.isdigit()):
         ap.error(f"--chapter must be two digits like 01, got {args.chapter!r}")
     return args.func(args)
