@@ -372,27 +372,37 @@ def claim_schur_interlacing(fast: bool = False) -> Measured:
                             f"median {d['kappa_ratio_median']:.1f}")
 
 
+#: Eigenvalues below this fraction of beta count as zero at a factorisation minimiser. The numerical
+#: zeros sit below 1e-15 beta; a badly conditioned gauge G puts the smallest true curvature near
+#: 5e-9 beta (seed 4), which the card's 1e-8 miscounted as zero.
+SPECTRA_REL_TOL = 1e-11
+
+
 @claim("03", "At a factorisation minimiser the VarPro reduction lowers beta and does not lower mu",
        kind="identity",
        expect="at a generic minimiser of each of 5 noisy factorisations, pullback-metric beta_F <= beta_f and "
-              "mu_F >= mu_f (generalised eigensolver, exact Hessians, nonzero eigenvalues above 1e-8 beta, "
-              "1e-9 relative slack), with the GL(3) orbit as 9 zero eigenvalues on both sides",
+              "mu_F >= mu_f (generalised eigensolver, exact Hessians, eigenvalues below 1e-11 beta counted as "
+              "zero, 1e-9 relative slack), with the GL(3) orbit as 9 zero eigenvalues on both sides, separated "
+              "from the rest by >= 1e3",
        name="pullback_spectra")
 def claim_pullback_spectra(fast: bool = False) -> Measured:
     seeds = (0,) if fast else CLAIM_SEEDS
     rows = []
     for s in seeds:
-        sp = factorization_spectra(s)
+        sp = factorization_spectra(s, SPECTRA_REL_TOL)
         f, F = sp["f"], sp["F_pullback"]
-        rows.append((F.beta / f.beta, F.mu / f.mu, f.n_zero, F.n_zero))
+        sep = min(c.mu / max(np.max(np.abs(c.eigenvalues[: c.n_zero])), 1e-300) for c in (f, F))
+        rows.append((F.beta / f.beta, F.mu / f.mu, f.n_zero, F.n_zero, sep))
     rows = np.array(rows)
     values = {"max_beta_ratio": float(rows[:, 0].max()), "min_mu_ratio": float(rows[:, 1].min()),
               "zero_eigenvalues_f": float(rows[:, 2].min()), "zero_eigenvalues_F": float(rows[:, 3].min()),
-              "zero_counts_agree": bool(np.all(rows[:, 2] == 9) and np.all(rows[:, 3] == 9))}
+              "zero_counts_agree": bool(np.all(rows[:, 2] == 9) and np.all(rows[:, 3] == 9)),
+              "min_separation": float(rows[:, 4].min())}
     return Measured(values, holds=values["zero_counts_agree"],
-                    criteria=[Criterion("max_beta_ratio", "<=", 1 + 1e-9), Criterion("min_mu_ratio", ">=", 1 - 1e-9)],
+                    criteria=[Criterion("max_beta_ratio", "<=", 1 + 1e-9), Criterion("min_mu_ratio", ">=", 1 - 1e-9),
+                              Criterion("min_separation", ">=", 1e3)],
                     seeds=seeds, summary=f"beta_F/beta_f <= {values['max_beta_ratio']:.3f}, "
-                                         f"mu_F/mu_f >= {values['min_mu_ratio']:.3f}")
+                                         f"mu_F/mu_f >= {values['min_mu_ratio']:.2f}")
 
 
 # --------------------------------------------------------------------------- tables and figures: factorisation
@@ -452,7 +462,7 @@ def spectra_records(seeds: tuple[int, ...] = CLAIM_SEEDS) -> list[dict]:
     minimiser of each seed's factorisation."""
     rows = []
     for seed in seeds:
-        s = factorization_spectra(seed)
+        s = factorization_spectra(seed, SPECTRA_REL_TOL)
         rows.append({"seed": seed, "beta_f": s["f"].beta, "beta_F": s["F_pullback"].beta,
                      "mu_f": s["f"].mu, "mu_F": s["F_pullback"].mu, "mu_F (Euclidean)": s["F"].mu,
                      "zero eigenvalues f / F": f"{s['f'].n_zero} / {s['F_pullback'].n_zero}"})
