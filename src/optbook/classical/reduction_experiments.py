@@ -56,6 +56,16 @@ def _check_seed(seed) -> int:
     return check_int(seed, "seed", minimum=0)
 
 
+def _check_ints(values, name: str, minimum: int = 0) -> tuple[int, ...]:
+    """A non-empty sequence of integers >= ``minimum``, as a tuple (hashable, for the caches)."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"{name} must be a sequence of integers, got {values!r}")
+    out = tuple(check_int(v, name, minimum=minimum) for v in values)
+    if not out:
+        raise ValueError(f"{name} must not be empty")
+    return out
+
+
 # --------------------------------------------------------------------------- block quadratics
 
 #: Sizes of the kept block swept in the chapter (n = 50: from 45 coordinates eliminated to 5).
@@ -70,7 +80,6 @@ def _quad_draw(n: int, n1: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.n
     return H, b, g.standard_normal(n)
 
 
-@lru_cache(maxsize=4)
 def schur_interlacing_draws(n_draws: int = 100, n: int = QUAD_N, kept: tuple[int, ...] = KEPT,
                             seed: int = 0) -> dict:
     """Over ``n_draws`` random H = M M^T / n + 0.01 I and every split n1 in ``kept``: how far the
@@ -78,10 +87,14 @@ def schur_interlacing_draws(n_draws: int = 100, n: int = QUAD_N, kept: tuple[int
     allows (relative to lambda_max(H); <= 0 when the theorem holds), and the kappa ratios."""
     n_draws = check_int(n_draws, "n_draws", minimum=1)
     n = check_int(n, "n", minimum=2)
-    for n1 in kept:
-        if not 1 <= check_int(n1, "kept", minimum=1) < n:
-            raise ValueError(f"kept entries must lie in [1, n), got {n1}")
-    seed = _check_seed(seed)
+    kept = _check_ints(kept, "kept", minimum=1)
+    if max(kept) >= n:
+        raise ValueError(f"kept entries must lie in [1, n = {n}), got {max(kept)}")
+    return _schur_interlacing_draws(n_draws, n, kept, _check_seed(seed))
+
+
+@lru_cache(maxsize=4)
+def _schur_interlacing_draws(n_draws: int, n: int, kept: tuple[int, ...], seed: int) -> dict:
     worst, ratios = [], []
     for d in range(n_draws):
         H, b, _ = _quad_draw(n, 1, seed * 100003 + d)
@@ -164,10 +177,18 @@ def kept_experiment(n1: int, seed: int, n: int = QUAD_N, tol: float = 1e-8) -> d
     }
 
 
-@lru_cache(maxsize=4)
 def kept_sweep(kept: tuple[int, ...] = KEPT, draws: int = 10, n: int = QUAD_N, tol: float = 1e-8) -> dict:
     """Medians over ``draws`` random quadratics of :func:`kept_experiment`, for each n1 in ``kept``."""
+    kept = _check_ints(kept, "kept", minimum=1)
     draws = check_int(draws, "draws", minimum=1)
+    n = check_int(n, "n", minimum=3)
+    if max(kept) >= n:
+        raise ValueError(f"kept entries must lie in [1, n = {n}), got {max(kept)}")
+    return _kept_sweep(kept, draws, n, check_positive(tol, "tol"))
+
+
+@lru_cache(maxsize=4)
+def _kept_sweep(kept: tuple[int, ...], draws: int, n: int, tol: float) -> dict:
     rows = {n1: [kept_experiment(n1, s, n, tol) for s in range(draws)] for n1 in kept}
     keys = rows[kept[0]][0].keys()
     med = {k: np.array([np.nanmedian([np.nan if r[k] is None else r[k] for r in rows[n1]]) for n1 in kept],
@@ -261,12 +282,14 @@ def factorization_iterations(method: str, seed: int, step: float) -> float:
     return float(res.nit) if res.success else np.nan
 
 
-@lru_cache(maxsize=16)
 def factorization_tuning(method: str, seeds: tuple[int, ...] = TUNING_SEEDS) -> Tuning:
     """The step grid search of ``method`` on held-out seeds: a step's score is the median iteration
     count over ``seeds`` (NaN, ranked last, if any seed diverges or needs more than 2000)."""
-    method = check_choice(method, "method", MF_METHODS)
-    seeds = tuple(_check_seed(s) for s in seeds)
+    return _factorization_tuning(check_choice(method, "method", MF_METHODS), _check_ints(seeds, "seeds"))
+
+
+@lru_cache(maxsize=16)
+def _factorization_tuning(method: str, seeds: tuple[int, ...]) -> Tuning:
     return grid_search(method, lambda seed, step: factorization_iterations(method, seed, step),
                        {"step": MF_STEPS}, seeds)
 
@@ -276,6 +299,8 @@ def factorization_cg_evaluations(seed: int, reduced: bool, maxiter: int = 5000) 
     tune) on f or on the VarPro-reduced F: (f, grad f) evaluations until f - f* <= 1e-10 (NaN if
     never). Each evaluation costs what one gradient-descent iteration costs."""
     maxiter = check_int(maxiter, "maxiter", minimum=1)
+    if not isinstance(reduced, (bool, np.bool_)):
+        raise ValueError(f"reduced must be True or False, got {reduced!r}")
     prob, x0 = factorization_problem(seed)
     if reduced:
         F = ReducedObjective(prob.fun, prob.jac, prob.varpro())
@@ -429,7 +454,7 @@ def factorization_records(seeds: tuple[int, ...] = CLAIM_SEEDS) -> list[dict]:
     (multiply-adds, relative to joint GD), median work relative to tuned joint GD. The scipy
     conjugate-gradient runs (line search, nothing to tune) and ALS are included for reference."""
     flops = factorization_flops(*MF_SIZE)
-    seeds = tuple(_check_seed(s) for s in seeds)
+    seeds = _check_ints(seeds, "seeds")
 
     def row(name, step, its, per):
         its = np.asarray(its, dtype=float)
@@ -461,7 +486,7 @@ def spectra_records(seeds: tuple[int, ...] = CLAIM_SEEDS) -> list[dict]:
     """beta, mu and zero-eigenvalue counts of f and of F (pullback and Euclidean metric) at a generic
     minimiser of each seed's factorisation."""
     rows = []
-    for seed in seeds:
+    for seed in _check_ints(seeds, "seeds"):
         s = factorization_spectra(seed, SPECTRA_REL_TOL)
         rows.append({"seed": seed, "beta_f": s["f"].beta, "beta_F": s["F_pullback"].beta,
                      "mu_f": s["f"].mu, "mu_F": s["F_pullback"].mu, "mu_F (Euclidean)": s["F"].mu,
@@ -555,7 +580,8 @@ def _two_panels(left_title: tuple[str, str], right_title: tuple[str, str], split
 def bias_traces(xbar: float, rho: float) -> tuple[list, dict]:
     """Traces (and per-step layout) of the bias-elimination figure: contours of F(w) with the w-part
     of both paths (left), the gap f - f* against the iteration (right, log scale)."""
-    ex = bias_experiment(float(xbar), float(rho))
+    xbar, rho = check_real(xbar, "xbar"), check_real(rho, "rho")
+    ex = bias_experiment(xbar, rho)
     jp, rp = ex["joint_path"], ex["reduced_path"]
     floor = 1e-16
     traces = [
@@ -661,7 +687,8 @@ def _toy_grid(n: int = 41) -> tuple[np.ndarray, np.ndarray]:
 def toy_traces(step: float) -> tuple[list, dict]:
     """Traces of the tiny-factorisation figure: contours of F(u) with the u-paths (left), loss
     against iteration on a log scale (right)."""
-    runs = toy_factorization(float(step))
+    step = check_positive(step, "step")
+    runs = toy_factorization(step)
     g, Z = _toy_grid()
     traces = [go.Contour(x=g, y=g, z=Z, colorscale="Viridis", ncontours=20, showscale=False,
                          showlegend=False, line=dict(width=0.5),
@@ -749,7 +776,7 @@ def interlacing_spectra(coupling: float, n1: int, n: int = 12, seed: int = 3) ->
 
 def interlacing_traces(coupling: float, n1: int) -> tuple[list, dict]:
     """One row of eigenvalue markers per matrix, with lambda_min(H) and lambda_max(H) drawn as lines."""
-    sp = interlacing_spectra(float(coupling), int(n1))
+    sp = interlacing_spectra(check_real(coupling, "coupling"), check_int(n1, "n1", minimum=1))
     traces = []
     names = list(sp["eigs"])
     for i, name in enumerate(names):
