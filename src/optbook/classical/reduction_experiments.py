@@ -29,6 +29,7 @@ from ..core import (
     check_real,
     grid_search,
 )
+from ..core.threads import one_blas_thread
 from ..viz import SliderStep, base_layout, color_for, slider_figure, tuning_figure
 from ..widgets import Explorer, Slider
 from .reduction_maps import (
@@ -94,6 +95,7 @@ def schur_interlacing_draws(n_draws: int = 100, n: int = QUAD_N, kept: tuple[int
 
 
 @lru_cache(maxsize=4)
+@one_blas_thread()
 def _schur_interlacing_draws(n_draws: int, n: int, kept: tuple[int, ...], seed: int) -> dict:
     worst, ratios = [], []
     for d in range(n_draws):
@@ -188,6 +190,7 @@ def kept_sweep(kept: tuple[int, ...] = KEPT, draws: int = 10, n: int = QUAD_N, t
 
 
 @lru_cache(maxsize=4)
+@one_blas_thread()
 def _kept_sweep(kept: tuple[int, ...], draws: int, n: int, tol: float) -> dict:
     rows = {n1: [kept_experiment(n1, s, n, tol) for s in range(draws)] for n1 in kept}
     keys = rows[kept[0]][0].keys()
@@ -276,6 +279,7 @@ def factorization_run(method: str, seed: int, step: float, maxiter: int = MF_MAX
 
 
 @lru_cache(maxsize=4096)
+@one_blas_thread()
 def factorization_iterations(method: str, seed: int, step: float) -> float:
     """Iterations ``method`` needs to f - f* <= 1e-10 (NaN: diverged or not within 2000)."""
     res = factorization_run(method, seed, step)
@@ -289,6 +293,7 @@ def factorization_tuning(method: str, seeds: tuple[int, ...] = TUNING_SEEDS) -> 
 
 
 @lru_cache(maxsize=16)
+@one_blas_thread()
 def _factorization_tuning(method: str, seeds: tuple[int, ...]) -> Tuning:
     return grid_search(method, lambda seed, step: factorization_iterations(method, seed, step),
                        {"step": MF_STEPS}, seeds)
@@ -367,6 +372,7 @@ def claim_factorisation_speedup(fast: bool = False, control: bool = False) -> Me
 
 
 @lru_cache(maxsize=8)
+@one_blas_thread()
 def factorization_spectra(seed: int = 0, rel_tol: float = 1e-8) -> dict:
     """Hessian spectra at a generic minimiser x* = (U* G, V* G^{-T}) (G Gaussian) of the seed's noisy
     factorisation: of f (exact Hessian) and of the VarPro-reduced F in the Euclidean metric and in

@@ -403,7 +403,7 @@ def reduced_gradient_descent(
         raise ValueError("metric='pullback' needs reduction.dpsi")
     if metric == "pullback":
         def direction(z, g):
-            return scipy.linalg.solve(reduction.metric(z), g, assume_a="pos")
+            return np.linalg.solve(reduction.metric(z), g)
     else:
         def direction(z, g):
             return g
@@ -683,7 +683,7 @@ class MatrixFactorization(Problem):
             Qm, Rm = np.linalg.qr(U)
             if np.min(np.abs(np.diag(Rm))) <= 1e-12 * max(np.max(np.abs(Rm)), 1e-300):
                 raise ValueError("U is (numerically) rank deficient: the inner problem has no unique solution")
-            pinv = scipy.linalg.solve_triangular(Rm, Qm.T)   # U^+ = R^{-1} Q^T, no explicit (U^T U)^{-1}
+            pinv = np.linalg.solve(Rm, Qm.T)                 # U^+ = R^{-1} Q^T, no explicit (U^T U)^{-1}
             return U, pinv, Rm
 
         def psi(u):
@@ -694,7 +694,7 @@ class MatrixFactorization(Problem):
             U, pinv, Rm = factors(u)
             V = (pinv @ Y).T
             Rres = U @ V.T - Y
-            Rinv = scipy.linalg.solve_triangular(Rm, np.eye(r))
+            Rinv = np.linalg.solve(Rm, np.eye(r))
             C = Rinv @ Rinv.T                                 # (U^T U)^{-1}
             D = -np.einsum("ka,li->klia", V, pinv) - np.einsum("ik,al->klia", Rres, C)
             return D.reshape(n * r, m * r)
