@@ -26,6 +26,7 @@ from ..core import (
     RunRecorder,
     Trace,
     armijo_backtracking,
+    check_choice,
     check_in_range,
     check_int,
     check_positive,
@@ -79,6 +80,25 @@ def _inverse_of_initial(H0, B0, d):
     return np.eye(d) if H0 is None else check_spd(H0, "H0", d)
 
 
+def first_trial(f_prev: float, f: float, slope: float, last_step: float) -> float:
+    """The line search's first trial step: the unit step, unless the last step was not a unit
+    step, in which case min(1, 2.02 (f_prev - f) / |g^T d|).
+
+    The second is the step at which a quadratic model expecting the last decrease again would
+    bottom out (Nocedal and Wright, section 3.5; scipy's BFGS starts every search that way).
+    While B0 is badly scaled and steps are far from 1, it saves the evaluation a hopeless unit
+    trial costs; once a unit step has been accepted, the unit step is always tried first, as
+    the paper's analysis requires. Both are affine invariant (values and slopes only). A
+    decrease below the round-off of f says nothing, so the unit step is tried then too.
+    """
+    if last_step == 1.0 or not np.isfinite(f_prev) or not slope < 0:
+        return 1.0
+    decrease = f_prev - f
+    if decrease <= 4 * np.finfo(float).eps * max(1.0, abs(f)):
+        return 1.0
+    return float(min(1.0, 2.02 * decrease / -slope))
+
+
 def bfgs(
     fun: Fun,
     x0: np.ndarray,
@@ -95,6 +115,7 @@ def bfgs(
     maxiter: int = 1000,
     callback: Callable[[np.ndarray], None] | None = None,
     method_name: str = "BFGS",
+    first_step: str = "guess",
 ) -> Result:
     """BFGS with a weak-Wolfe line search (Algorithm 1 of the paper, our reading).
 
@@ -111,6 +132,9 @@ def bfgs(
         symmetric positive-definite matrix); default identity.
     c1, c2 : float
         Weak-Wolfe constants, 0 < c1 < 1/2 and c1 < c2 < 1 (the paper's alpha and beta).
+    first_step : {'guess', 'unit'}
+        The line search's first trial: :func:`first_trial` (default: the unit step once a unit
+        step has been accepted, a quadratic guess after a shorter step) or always 1.
     tol : float
         Stop when the chosen measure (``stop``) is <= tol.
     stop : {'qn_decrement', 'newton_decrement', 'gap', 'grad_norm'}
@@ -132,12 +156,14 @@ def bfgs(
     c1 = check_in_range(c1, "c1", 0.0, 0.5)
     c2 = check_in_range(c2, "c2", c1, 1.0)
     maxiter = check_int(maxiter, "maxiter", minimum=0)
+    first_step = check_choice(first_step, "first_step", ("guess", "unit"))
     mon = _recorder(method_name, hess, f_star, stop, tol, callback)
 
     f, g = float(fun(x)), np.asarray(jac(x), dtype=float)
     if not (np.isfinite(f) and np.all(np.isfinite(g))):
         raise ValueError("fun and jac must be finite at x0")
     nfev = njev = 1
+    f_prev, last_step = np.nan, 1.0
     message, success = "maximum number of iterations reached", False
     for t in range(maxiter + 1):
         direction = -H @ g
@@ -146,8 +172,10 @@ def bfgs(
             break
         if t == maxiter:
             break
-        ls = weak_wolfe(fun, jac, x, direction, g, f, c1=c1, c2=c2)
+        eta0 = first_trial(f_prev, f, float(g @ direction), last_step) if first_step == "guess" else 1.0
+        ls = weak_wolfe(fun, jac, x, direction, g, f, c1=c1, c2=c2, eta0=eta0)
         nfev, njev = nfev + ls.nfev, njev + ls.njev
+        f_prev, last_step = f, ls.step
         mon.set_step(ls.step, unit_step=float(ls.step == 1.0), ls_evals=ls.nfev)
         if not ls.success:
             message = "line search failed to find a weak-Wolfe step (round-off?)"
