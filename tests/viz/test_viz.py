@@ -141,6 +141,16 @@ def test_glue_formats_and_is_a_no_op_outside_a_kernel():
         glue_claim(_result(), formats={"zzz": "{:g}"})
 
 
+def test_glued_text_survives_myst_nb_reading_it_back():
+    """myst-nb's {glue:text} literal_evals the text/plain: "1.000" must not become "1.0"."""
+    from myst_nb.core.variables import format_plain_text
+
+    from optbook.viz.glue import _Text
+
+    for text in ("1.000", "2.50", "reproduces", "5e-16", "it's \"quoted\""):
+        assert format_plain_text(repr(_Text(text)), "s") == text
+
+
 def test_book_renderer_emits_a_bare_div(monkeypatch):
     bundle = BookRenderer().to_mimebundle(go.Figure(go.Scatter(y=[1, 2])).to_dict())
     html = bundle["text/html"]

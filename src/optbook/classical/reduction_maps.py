@@ -13,7 +13,7 @@ G = J^T J), the baselines (joint gradient descent, alternating gradient descent,
 squares), the curvature diagnostics, and the chapter's problem instances (block quadratics and
 their Schur complements, least squares with a bias, low-rank matrix factorisation with variable
 projection). It needs numpy and scipy only; the book's experiments, claims and figures live in
-:mod:`optbook.classical.reduction_experiments`.
+:mod:`optbook.classical.reduction_maps_chapter`.
 """
 from __future__ import annotations
 

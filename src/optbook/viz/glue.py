@@ -14,13 +14,15 @@ from ..claims import ClaimResult
 
 
 class _Text:
-    """A string displayed as itself: ``repr`` without quotes, so ``{glue:text}`` pastes it bare."""
+    """A string pasted as itself by ``{glue:text}``. myst-nb reads the text/plain back with
+    ``ast.literal_eval``, so the repr is the quoted string: a bare "1.000" would come back as the
+    float 1.0 and lose its trailing zeros."""
 
     def __init__(self, text: str) -> None:
         self.text = text
 
     def __repr__(self) -> str:
-        return self.text
+        return repr(self.text)
 
 
 def format_value(value: Any, fmt: str | Callable[[Any], str] | None = None) -> str:

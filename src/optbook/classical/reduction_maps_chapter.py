@@ -1,5 +1,5 @@
-"""Chapter 03's experiments, claims and figures (the method itself is in
-:mod:`optbook.classical.reduction_maps`).
+"""Chapter 03: the book's experiments, claims, figures and live explorers for reduction mappings.
+The method itself is in :mod:`optbook.classical.reduction_maps`.
 
 Three settings: block quadratics (the Schur complement; how much of the gain is the inner solve's
 work), least squares with a bias (the centring reduction, with several features), and noisy

@@ -1,8 +1,8 @@
-"""Tests of chapter 03's experiments, claims and figures (optbook.classical.reduction_experiments)."""
+"""Tests of chapter 03's experiments, claims and figures (optbook.classical.reduction_maps_chapter)."""
 import numpy as np
 import pytest
 
-from optbook.classical import reduction_experiments as ex
+from optbook.classical import reduction_maps_chapter as ex
 from optbook.classical import reduction_maps as rm
 
 NAN, INF = float("nan"), float("inf")
