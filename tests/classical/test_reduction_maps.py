@@ -278,6 +278,18 @@ def test_scalar_reduction_is_varpro_only_in_the_orthogonal_gauge(mf):
     assert rm.curvature_constants(Hs, 1e-10).n_zero == 4 and rm.curvature_constants(big.hess(xs), 1e-10).n_zero == 9
 
 
+def test_euclidean_and_pullback_spectra_coincide_at_a_noiseless_minimiser():
+    """With Y exactly of rank r the residual vanishes at a minimiser and D Psi maps the normal
+    directions to zero, so the metric changes nothing there (with noise it does)."""
+    prob, _, _ = rm.make_factorization(10, 8, 2, noise=0.0, rng=1)
+    x = prob.minimiser(np.random.default_rng(1).standard_normal((2, 2)))
+    red = prob.varpro()
+    u = x[: red.n1]
+    HF = rm.ReducedObjective(prob.fun, prob.jac, red).hess_from_joint(u, prob.hess(x))
+    e, p = np.linalg.eigvalsh(HF), rm.pullback_eigenvalues(HF, red.metric(u))
+    assert np.allclose(e, p, rtol=1e-8, atol=1e-10 * e[-1])
+
+
 def test_reduced_gd_alternating_gd_and_als_recover_the_best_approximation(mf):
     prob, x0, _, red = mf
     res = rm.reduced_gradient_descent(prob.fun, x0[: red.n1], prob.jac, red, step=0.5, tol=1e-12,
