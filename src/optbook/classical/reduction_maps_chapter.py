@@ -511,7 +511,7 @@ def kept_sweep_figure() -> go.Figure:
     sw = kept_sweep()
     x = sw["kept"]
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
-                        subplot_titles=("gain in iterations", "work to a gap of 1e-8 (inner solve included)"))
+                        subplot_titles=("gain in iterations", "work to a gap of 1e-8"))
     fig.add_trace(go.Scatter(x=x, y=sw["kappa_f"] / sw["kappa_F"], mode="lines+markers", name="kappa(f) / kappa(F)",
                              line=dict(color=color_for(2), dash="dash")), 1, 1)
     fig.add_trace(go.Scatter(x=x, y=sw["speedup_gd"], mode="lines+markers", name="GD iterations: f / F",
