@@ -49,6 +49,7 @@ def tuning_figure(tunings: Sequence[Tuning], *, score_label: str, logy: bool = F
     fig.update_xaxes(title_text="number of settings tried", row=1, col=2)
     fig.update_yaxes(title_text=score_label, row=1, col=1, automargin=True)
     fig.update_yaxes(title_text="best so far", row=1, col=2, automargin=True)
-    if logy:
-        fig.update_yaxes(dtick="D2")  # label 1, 2 and 5 of each decade, not every digit
+    finite = np.concatenate([t.scores[np.isfinite(t.scores) & (t.scores > 0)] for t in tunings])
+    if logy and finite.size and np.log10(finite.max() / finite.min()) <= 3:
+        fig.update_yaxes(dtick="D2")  # a few decades: label 1, 2 and 5 of each, not every digit
     return fig
