@@ -141,14 +141,17 @@ def test_glue_formats_and_is_a_no_op_outside_a_kernel():
         glue_claim(_result(), formats={"zzz": "{:g}"})
 
 
-def test_glued_text_survives_myst_nb_reading_it_back():
-    """myst-nb's {glue:text} literal_evals the text/plain: "1.000" must not become "1.0"."""
+def test_glued_text_survives_myst_nb_reading_it_back(monkeypatch):
+    """myst-nb's {glue:text} literal_evals the stored text/plain: "1.000" must not become "1.0"."""
     from myst_nb.core.variables import format_plain_text
 
-    from optbook.viz.glue import _Text
+    from optbook.viz import glue as glue_module
 
-    for text in ("1.000", "2.50", "reproduces", "5e-16", "it's \"quoted\""):
-        assert format_plain_text(repr(_Text(text)), "s") == text
+    stored = {}
+    monkeypatch.setattr(glue_module, "_myst_glue", lambda: lambda name, value, display: stored.update({name: value}))
+    for k, (value, fmt) in enumerate(((1.0, "{:.3f}"), (2.5, "{:.2f}"), (0.004, "{:+.3f}"), ("reproduces", None))):
+        text = glue_module.glue(f"k{k}", value, fmt)
+        assert format_plain_text(repr(stored[f"k{k}"]), "s") == text
 
 
 def test_book_renderer_emits_a_bare_div(monkeypatch):

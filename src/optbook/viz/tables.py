@@ -84,7 +84,7 @@ class ClaimTable:
             rows.append(_row(head, cells))
         header = '<tr class="optbook-head">' + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
         # Fixed column shares, so that wrapping shortens the text columns, never the verdict.
-        widths = ([5] if self.show_chapter else []) + [17, 18, 17, 16, 17, 15]
+        widths = [5, 16, 17, 16, 16, 16, 14] if self.show_chapter else [17, 18, 17, 16, 17, 15]
         cols = "<colgroup>" + "".join(f'<col style="width:{w}%">' for w in widths) + "</colgroup>"
         return (f'{_STYLE}<div class="optbook-table-wrap"><table class="optbook-claims optbook-cards" '
                 f'style="table-layout:fixed">{cols}{header}{"".join(rows)}</table></div>')
