@@ -1,3 +1,5 @@
+import importlib
+
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -145,8 +147,7 @@ def test_glued_text_survives_myst_nb_reading_it_back(monkeypatch):
     """myst-nb's {glue:text} literal_evals the stored text/plain: "1.000" must not become "1.0"."""
     from myst_nb.core.variables import format_plain_text
 
-    from optbook.viz import glue as glue_module
-
+    glue_module = importlib.import_module("optbook.viz.glue")   # optbook.viz.glue is also the function
     stored = {}
     monkeypatch.setattr(glue_module, "_myst_glue", lambda: lambda name, value, display: stored.update({name: value}))
     for k, (value, fmt) in enumerate(((1.0, "{:.3f}"), (2.5, "{:.2f}"), (0.004, "{:+.3f}"), ("reproduces", None))):
