@@ -76,6 +76,19 @@ def test_factorisation_runs_reach_the_minimum():
     assert np.isfinite(ex.factorization_cg_evaluations(0, True))
 
 
+def test_speedups_phases_and_als_beside_the_claim():
+    """The claim's per-problem statistic, its split into the approach and the local phase, and ALS."""
+    flops = rm.factorization_flops(*ex.MF_SIZE)
+    steps = {m: ex.factorization_tuning(m).best["step"] for m in ("joint GD", "reduced GD")}
+    its = {m: ex.factorization_iterations(m, 0, steps[m]) for m in steps}
+    expected = its["joint GD"] * flops["joint GD"] / (its["reduced GD"] * flops["reduced GD"])
+    assert ex.factorization_speedups((0,))[0] == pytest.approx(expected)
+    for m in steps:
+        head, tail = ex.factorization_phases(m, 0)
+        assert head + tail == its[m] and head > 0 and tail > 0
+    assert ex.factorization_als_sweeps(0) < its["reduced GD"]
+
+
 def test_records_tables():
     rows = ex.factorization_records((0, 1))
     names = [r["method"] for r in rows]
@@ -149,6 +162,12 @@ def _bad_calls():
         ("factorization_tuning", lambda: ex.factorization_tuning("joint GD", [-1]), "seeds"),
         ("factorization_cg_evaluations", lambda: ex.factorization_cg_evaluations(0, "yes"), "reduced"),
         ("factorization_cg_evaluations", lambda: ex.factorization_cg_evaluations(0, True, maxiter=0), "maxiter"),
+        ("factorization_als_sweeps", lambda: ex.factorization_als_sweeps(-1), "seed"),
+        ("factorization_speedups", lambda: ex.factorization_speedups(()), "seeds"),
+        ("factorization_speedups", lambda: ex.factorization_speedups((NAN,)), "seeds"),
+        ("factorization_phases", lambda: ex.factorization_phases("newton", 0), "method"),
+        ("factorization_phases", lambda: ex.factorization_phases("joint GD", 0, gap=1e-12), "gap"),
+        ("factorization_phases", lambda: ex.factorization_phases("joint GD", 0, gap=NAN), "gap"),
         ("factorization_spectra", lambda: ex.factorization_spectra(0, rel_tol=2.0), "rel_tol"),
         ("factorization_spectra", lambda: ex.factorization_spectra(-3), "seed"),
         ("factorization_runs", lambda: ex.factorization_runs(-1), "seed"),

@@ -300,6 +300,17 @@ def _factorization_tuning(method: str, seeds: tuple[int, ...]) -> Tuning:
                        {"step": MF_STEPS}, seeds)
 
 
+@lru_cache(maxsize=64)
+@one_blas_thread()
+def factorization_als_sweeps(seed: int) -> float:
+    """Sweeps alternating least squares (no step to tune) needs from the seed's start U0 to
+    f - f* <= 1e-10 (NaN if never within 2000)."""
+    prob, x0 = factorization_problem(_check_seed(seed))
+    res = alternating_least_squares(prob, x0[: prob.m * prob.r].reshape(prob.m, prob.r), tol=MF_TOL,
+                                    maxiter=MF_MAXITER)
+    return float(res.nit) if res.success else np.nan
+
+
 def factorization_cg_evaluations(seed: int, reduced: bool, maxiter: int = 5000) -> float:
     """Nonlinear conjugate gradients (scipy, Polak-Ribiere with a Wolfe line search; nothing to
     tune) on f or on the VarPro-reduced F: (f, grad f) evaluations until f - f* <= 1e-10 (NaN if
@@ -329,8 +340,9 @@ def factorization_cg_evaluations(seed: int, reduced: bool, maxiter: int = 5000) 
 @claim("03", "A VarPro reduction makes gradient descent on matrix factorisation at least twice as fast",
        kind="reproduction",
        paper="a well-designed reduction strictly lowers the smoothness constant and raises the Morse-Bott "
-             "constant, so gradient methods on F = f o Phi converge faster than on f (a theory paper: no "
-             "number given)",
+             "constant, so a gradient method on F = f o Phi converges faster than the same method on f "
+             "(a theory paper: no number given; its comparison is gradient descent on F against gradient "
+             "descent on f, not against alternating least squares, which is cheaper than both here)",
        expect="median over 5 seeds of the work (multiply-adds) tuned GD on f needs to reach f - f* <= 1e-10, "
               "divided by the work tuned GD on the VarPro-reduced F needs, >= 2 (steps tuned on 3 held-out "
               "seeds over one 37-step grid)",
@@ -350,10 +362,15 @@ def claim_factorisation_speedup(fast: bool = False, control: bool = False) -> Me
     work = {m: v * flops[m] for m, v in capped.items()}
     speedup = work["joint GD"] / work[method]
     over_alt = work["alternating GD"] / work[method]
+    # Outside the criterion, said plainly beside it: the classical ALS, with no step to tune.
+    als = np.array([factorization_als_sweeps(s) for s in seeds])
+    als_work = np.where(np.isnan(als), MF_MAXITER, als) * flops["ALS"]
     values = {
         "speedup_median": float(np.median(speedup)), "speedup_min": float(np.min(speedup)),
         "speedup_max": float(np.max(speedup)),
         "speedup_over_alternating_median": float(np.median(over_alt)),
+        "als_work_over_joint_median": float(np.median(als_work / work["joint GD"])),
+        "als_work_over_method_median": float(np.median(als_work / work[method])),
         "iterations_joint_median": float(np.median(capped["joint GD"])),
         "iterations_method_median": float(np.median(capped[method])),
         "iterations_alternating_median": float(np.median(capped["alternating GD"])),
@@ -364,12 +381,46 @@ def claim_factorisation_speedup(fast: bool = False, control: bool = False) -> Me
         "grid_edge_best": bool(any(t.on_edge() for t in tunings.values())),
     }
     return Measured(values, criteria=[Criterion("speedup_median", ">=", 2.0)], seeds=seeds,
-                    summary=f"GD on f needs {values['speedup_median']:.1f}x its work (median; "
-                            f"{values['speedup_min']:.1f}-{values['speedup_max']:.1f}x)",
+                    summary=f"GD on f needs {values['speedup_median']:.1f}x the work of GD on the "
+                            f"{'scalar' if control else 'VarPro'}-reduced F (median; {values['speedup_min']:.1f}-"
+                            f"{values['speedup_max']:.1f}x); ALS needs {values['als_work_over_joint_median']:.2f}x"
+                            f" GD on f's" + (", less than both" if values["als_work_over_method_median"] < 1
+                                             and values["als_work_over_joint_median"] < 1 else ""),
                     # The baseline must converge at its tuned step on every seed, or the ratio
                     # would measure a divergence rather than a rate.
                     precondition=failed["joint GD"] == 0,
                     details={"tunings": tunings, "iterations": iters})
+
+
+#: Problems beyond the claim's, to see how far its five-problem median generalises.
+FURTHER_SEEDS = tuple(range(5, 20))
+
+
+def factorization_speedups(seeds: tuple[int, ...] = FURTHER_SEEDS) -> np.ndarray:
+    """Per problem, the work tuned gradient descent on f needs divided by the work tuned gradient
+    descent on the VarPro-reduced F needs (the claim's statistic before its median; steps tuned on
+    the held-out seeds, a failed run costing the iteration cap)."""
+    seeds = _check_ints(seeds, "seeds")
+    flops = factorization_flops(*MF_SIZE)
+    work = {}
+    for m in ("joint GD", "reduced GD"):
+        step = factorization_tuning(m).best["step"]
+        its = np.array([factorization_iterations(m, s, step) for s in seeds])
+        work[m] = np.where(np.isnan(its), MF_MAXITER, its) * flops[m]
+    return work["joint GD"] / work["reduced GD"]
+
+
+def factorization_phases(method: str, seed: int, gap: float = 1e-4) -> tuple[int, int]:
+    """Iterations of tuned ``method`` before f - f* first drops to ``gap`` (the approach from the
+    small start) and after it, down to 1e-10 (the local phase the paper's rates are about)."""
+    method = check_choice(method, "method", MF_METHODS)
+    gap = check_in_range(gap, "gap", MF_TOL, np.inf, closed=(False, False))
+    res = factorization_run(method, seed, factorization_tuning(method).best["step"])
+    if not res.success:
+        raise ValueError(f"{method} does not converge on seed {seed} at its tuned step")
+    g = np.asarray(res.trace["gap"])
+    first = int(np.argmax(g <= gap))
+    return first, int(g.size - 1 - first)
 
 
 @lru_cache(maxsize=8)
@@ -433,7 +484,7 @@ def claim_pullback_spectra(fast: bool = False) -> Measured:
     return Measured(values, holds=values["zero_counts_agree"],
                     criteria=[Criterion("max_beta_ratio", "<=", 1 + 1e-9), Criterion("min_mu_ratio", ">=", 1 - 1e-9),
                               Criterion("min_separation", ">=", 1e3)],
-                    seeds=seeds, summary=f"beta_F/beta_f <= {values['max_beta_ratio']:.3f}, "
+                    seeds=seeds, summary=f"beta_F/beta_f <= {values['max_beta_ratio']:.4f}, "
                                          f"mu_F/mu_f >= {values['min_mu_ratio']:.2f}")
 
 
@@ -481,12 +532,7 @@ def factorization_records(seeds: tuple[int, ...] = CLAIM_SEEDS) -> list[dict]:
                     flops["joint GD"]))
     rows.append(row("nonlinear CG on reduced F (scipy)", None,
                     [factorization_cg_evaluations(s, True) for s in seeds], flops["reduced GD"]))
-    als = []
-    for s in seeds:
-        prob, x0 = factorization_problem(s)
-        r = alternating_least_squares(prob, x0[: prob.m * prob.r].reshape(prob.m, prob.r), tol=MF_TOL)
-        als.append(r.nit if r.success else np.nan)
-    rows.append(row("ALS (sweeps)", None, als, flops["ALS"]))
+    rows.append(row("ALS (sweeps)", None, [factorization_als_sweeps(s) for s in seeds], flops["ALS"]))
     return rows
 
 
