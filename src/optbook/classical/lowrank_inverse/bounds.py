@@ -1,0 +1,358 @@
+"""The objects of the paper: the best rank-p inverse, Theorem 2.1, the classical EYM-N bound and the
+first-order estimate, for a symmetric matrix A observed as A~ = A + E.
+
+Conventions: eigenvalues in the paper's order (descending), so lambda_n is the smallest,
+lambda_{n-p+1} the largest kept one and lambda_{n-p} the first dropped one; the truncation gap is
+delta_{n-p} = lambda_{n-p} - lambda_{n-p+1}. Spectral norms throughout.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+
+from ...core import as_rng, check_int, check_matrix, check_positive, check_vector
+from ...core.problems import random_orthogonal
+from ...core.validate import RngLike
+
+# --------------------------------------------------------------------------- matrices and checks
+
+
+def check_symmetric(a: Any, name: str, dim: int | None = None) -> np.ndarray:
+    """A finite, square, symmetric matrix (returned symmetrised)."""
+    arr = check_matrix(a, name, shape=(dim, dim), square=True)
+    scale = max(1.0, float(np.max(np.abs(arr))))
+    if not np.allclose(arr, arr.T, rtol=1e-10, atol=1e-12 * scale):
+        raise ValueError(f"{name} must be symmetric")
+    return 0.5 * (arr + arr.T)
+
+
+def _check_p(p: Any, n: int) -> int:
+    p = check_int(p, "p", minimum=1)
+    if p > n:
+        raise ValueError(f"p must be <= n = {n}, got {p}")
+    return p
+
+
+@dataclass(frozen=True)
+class SymmetricMatrix:
+    """A symmetric matrix together with its eigendecomposition, eigenvalues in descending order.
+
+    ``eigvals[i]`` is lambda_{i+1} of the paper and ``eigvecs[:, i]`` is u_{i+1}, so
+    ``eigvals[-1]`` is lambda_n. Build it with :meth:`from_matrix`, :meth:`from_spectrum` or
+    :meth:`diagonal`.
+    """
+
+    eigvals: np.ndarray
+    eigvecs: np.ndarray
+
+    def __post_init__(self) -> None:
+        lam = check_vector(self.eigvals, "eigvals")
+        vec = check_matrix(self.eigvecs, "eigvecs", shape=(lam.size, lam.size))
+        if np.any(np.diff(lam) > 0):
+            raise ValueError("eigvals must be sorted in descending order")
+        object.__setattr__(self, "eigvals", lam)
+        object.__setattr__(self, "eigvecs", vec)
+
+    @classmethod
+    def from_matrix(cls, a: Any, name: str = "A") -> SymmetricMatrix:
+        """Eigendecomposition of a symmetric matrix (dense ``eigh``)."""
+        arr = check_symmetric(a, name)
+        w, v = np.linalg.eigh(arr)
+        return cls(w[::-1].copy(), v[:, ::-1].copy())
+
+    @classmethod
+    def from_spectrum(cls, eigvals: Any, rng: RngLike = None) -> SymmetricMatrix:
+        """Q diag(eigvals) Q^T with Q a Haar-random orthogonal matrix (eigvals sorted descending)."""
+        lam = np.sort(check_vector(eigvals, "eigvals"))[::-1].copy()
+        return cls(lam, random_orthogonal(lam.size, as_rng(rng)))
+
+    @classmethod
+    def diagonal(cls, eigvals: Any) -> SymmetricMatrix:
+        """diag(eigvals) (eigvals sorted descending), eigenvectors the coordinate axes. Every
+        quantity of the chapter is invariant under A -> Q A Q^T, E -> Q E Q^T, and Wigner noise is
+        orthogonally invariant in law, so with Wigner noise a diagonal A is as good as a rotated one."""
+        lam = np.sort(check_vector(eigvals, "eigvals"))[::-1].copy()
+        return cls(lam, np.eye(lam.size))
+
+    @property
+    def n(self) -> int:
+        return int(self.eigvals.size)
+
+    @cached_property
+    def matrix(self) -> np.ndarray:
+        """The dense matrix U diag(lambda) U^T (computed once)."""
+        m = (self.eigvecs * self.eigvals) @ self.eigvecs.T
+        return 0.5 * (m + m.T)
+
+    def bottom_basis(self, p: int) -> np.ndarray:
+        """U_p: the eigenvectors of the p eigenvalues of smallest modulus (the low-curvature ones)."""
+        p = _check_p(p, self.n)
+        return self.eigvecs[:, np.argsort(np.abs(self.eigvals), kind="stable")[:p]]
+
+
+def _as_sym(a: Any, name: str = "A") -> SymmetricMatrix:
+    return a if isinstance(a, SymmetricMatrix) else SymmetricMatrix.from_matrix(a, name)
+
+
+def _check_pd(sym: SymmetricMatrix, name: str = "A") -> None:
+    if not sym.eigvals[-1] > 0:
+        raise ValueError(f"{name} must be positive definite (smallest eigenvalue {sym.eigvals[-1]:.3g})")
+
+
+def spectral_norm(a: Any, name: str = "E") -> float:
+    """||a||_2 of a symmetric matrix: the largest |eigenvalue|."""
+    return float(np.max(np.abs(np.linalg.eigvalsh(check_symmetric(a, name)))))
+
+
+# --------------------------------------------------------------------------- the truncated inverse
+
+
+def best_rank_inverse(a: Any, p: int) -> np.ndarray:
+    """A_p^{-1}: the best rank-p approximation of A^{-1} in spectral (and Frobenius) norm.
+
+    Keeps the p eigenpairs of the symmetric nonsingular matrix A with the smallest |lambda| (the
+    largest |1/lambda|), A_p^{-1} = U_p Lambda_p^{-1} U_p^T. For positive-definite A these are the
+    p smallest eigenvalues, the low-curvature directions.
+
+    Raises ``ValueError`` when A is singular or when |lambda| ties at the cut, where the best
+    rank-p approximation is not unique.
+    """
+    sym = _as_sym(a)
+    p = _check_p(p, sym.n)
+    mod = np.abs(sym.eigvals)
+    order = np.argsort(mod, kind="stable")
+    scale = float(mod.max()) if mod.max() > 0 else 1.0
+    if mod[order[0]] <= 1e-14 * scale:
+        raise ValueError("A must be nonsingular (an eigenvalue is zero to working precision)")
+    if p < sym.n and mod[order[p]] - mod[order[p - 1]] <= 1e-12 * scale:
+        raise ValueError("A_p^{-1} is not unique: |lambda| ties at the truncation point (no gap at p)")
+    keep = order[:p]
+    u = sym.eigvecs[:, keep]
+    out = (u / sym.eigvals[keep]) @ u.T
+    return 0.5 * (out + out.T)
+
+
+@dataclass(frozen=True)
+class Cut:
+    """The spectral quantities Theorem 2.1 uses, read off the eigenvalues of a positive-definite A.
+
+    Build it with :func:`spectral_cut` (from a matrix) or :meth:`from_eigvals` (from the spectrum
+    alone, which is all the bounds need: this is how the chapter evaluates them at n = 64000).
+    """
+
+    lam_n: float          # smallest eigenvalue lambda_n
+    lam_keep: float       # lambda_{n-p+1}, largest kept eigenvalue
+    lam_drop: float       # lambda_{n-p}, first dropped eigenvalue (inf when p = n)
+    gap: float            # delta_{n-p} = lambda_{n-p} - lambda_{n-p+1} (inf when p = n)
+    p: int
+    n: int
+
+    @classmethod
+    def from_eigvals(cls, eigvals: Any, p: int) -> Cut:
+        """The cut at p of the positive spectrum ``eigvals`` (any order)."""
+        lam = np.sort(check_vector(eigvals, "eigvals"))[::-1]
+        n = lam.size
+        p = _check_p(p, n)
+        if not lam[-1] > 0:
+            raise ValueError(f"eigvals must be positive (A positive definite), smallest is {lam[-1]:.3g}")
+        lam_drop = float(lam[n - p - 1]) if p < n else np.inf
+        return cls(float(lam[-1]), float(lam[n - p]), lam_drop, lam_drop - float(lam[n - p]), p, n)
+
+
+def spectral_cut(a: Any, p: int) -> Cut:
+    """lambda_n, lambda_{n-p+1}, lambda_{n-p} and delta_{n-p} of a positive-definite A (a matrix, a
+    :class:`SymmetricMatrix`, or a :class:`Cut`, returned as is when its p matches)."""
+    if isinstance(a, Cut):
+        p = _check_p(p, a.n)
+        if p != a.p:
+            raise ValueError(f"p = {p} does not match the cut's p = {a.p}")
+        return a
+    sym = _as_sym(a)
+    _check_pd(sym)
+    return Cut.from_eigvals(sym.eigvals, p)
+
+
+def gap_condition(a: Any, norm_e: float, p: int) -> bool:
+    """Theorem 2.1's assumption 4 ||E|| <= min(lambda_n, delta_{n-p})."""
+    cut = spectral_cut(a, p)
+    norm_e = check_positive(norm_e, "norm_e", allow_zero=True)
+    return bool(4.0 * norm_e <= min(cut.lam_n, cut.gap))
+
+
+# --------------------------------------------------------------------------- the bounds
+
+
+def theorem21_terms(a: Any, norm_e: float, p: int, *, check: bool = True) -> tuple[float, float]:
+    """The two terms of Theorem 2.1: (4 ||E|| / lambda_n^2, 5 ||E|| / (lambda_{n-p} delta_{n-p})).
+
+    ``a`` is a positive-definite matrix, its :class:`SymmetricMatrix` or its :class:`Cut`. The
+    first term is the sensitivity of the full inverse (Neumann), the second the rotation of the
+    kept subspace at the cut; for p = n the second is 0. With ``check`` (default) the gap
+    condition 4 ||E|| <= min(lambda_n, delta_{n-p}) is enforced with a ``ValueError``; with
+    ``check=False`` the formula is evaluated anyway (it is then no longer a guarantee).
+    """
+    cut = spectral_cut(a, p)
+    norm_e = check_positive(norm_e, "norm_e", allow_zero=True)
+    if check and not 4.0 * norm_e <= min(cut.lam_n, cut.gap):
+        raise ValueError(
+            f"gap condition 4||E|| <= min(lambda_n, delta_(n-p)) fails: 4||E|| = {4 * norm_e:.4g}, "
+            f"lambda_n = {cut.lam_n:.4g}, delta_(n-p) = {cut.gap:.4g}; Theorem 2.1 does not apply")
+    first = 4.0 * norm_e / cut.lam_n**2
+    second = 0.0 if not np.isfinite(cut.lam_drop) else 5.0 * norm_e / (cut.lam_drop * cut.gap)
+    return float(first), float(second)
+
+
+def theorem21_bound(a: Any, norm_e: float, p: int, *, check: bool = True) -> float:
+    """Theorem 2.1 of the paper: ||(A~^{-1})_p - A_p^{-1}|| <= 4||E||/lambda_n^2 + 5||E||/(lambda_{n-p} delta_{n-p})
+    whenever 4 ||E|| <= min(lambda_n, delta_{n-p}) (``ValueError`` otherwise, unless ``check=False``)."""
+    return float(sum(theorem21_terms(a, norm_e, p, check=check)))
+
+
+def neumann_bound(a: Any, norm_e: float) -> float:
+    """Classical full-inverse bound ||A~^{-1} - A^{-1}|| <= ||E|| / (lambda_n (lambda_n - ||E||)),
+    valid for ||E|| < lambda_n (``ValueError`` otherwise). ``a`` may also be a :class:`Cut`."""
+    lam_n = a.lam_n if isinstance(a, Cut) else spectral_cut(a, 1).lam_n
+    norm_e = check_positive(norm_e, "norm_e", allow_zero=True)
+    if not norm_e < lam_n:
+        raise ValueError(f"norm_e must be < lambda_n = {lam_n:.4g} for the Neumann bound, got {norm_e:.4g}")
+    return norm_e / (lam_n * (lam_n - norm_e))
+
+
+def eymn_bound(a: Any, norm_e: float, p: int, *, lam_noisy_drop: float | None = None) -> float:
+    """The classical baseline "EYM-N": Neumann plus Eckart-Young-Mirsky by the triangle inequality,
+    ||E||/(lambda_n(lambda_n - ||E||)) + 1/lambda~_{n-p} + 1/lambda_{n-p} (our reconstruction).
+
+    ``lam_noisy_drop`` is lambda~_{n-p} of A~ = A + E when known; otherwise Weyl's lower bound
+    lambda_{n-p} - ||E|| is used (which makes the bound a little larger). For p = n only the
+    Neumann term remains. The two truncation terms do not vanish as E -> 0.
+    """
+    cut = spectral_cut(a, p)
+    first = neumann_bound(cut, norm_e)
+    if not np.isfinite(cut.lam_drop):
+        return first
+    if lam_noisy_drop is None:
+        lam_noisy_drop = cut.lam_drop - norm_e
+    lam_noisy_drop = check_positive(lam_noisy_drop, "lam_noisy_drop")
+    return float(first + 1.0 / lam_noisy_drop + 1.0 / cut.lam_drop)
+
+
+# --------------------------------------------------------------------------- first-order estimate
+
+
+def first_order_term(a: Any, e: Any, p: int) -> np.ndarray:
+    """The exact first-order change of A_p^{-1} in the direction E (Daleckii-Krein formula).
+
+    With f(lambda) = 1/lambda on the kept eigenvalues and 0 on the dropped ones,
+    L(E) = U (F o (U^T E U)) U^T, F_ij = (f(lambda_i) - f(lambda_j)) / (lambda_i - lambda_j) and
+    F_ii = f'(lambda_i). Its kept-kept block is -A_p^{-1} E A_p^{-1}; the kept-dropped blocks are
+    the rotation of the kept subspace (the Davis-Kahan effect). ``||L(E)||`` is the "what a
+    practitioner would guess" estimate of the error: no guarantee, but exact as E -> 0.
+    """
+    sym = _as_sym(a)
+    p = _check_p(p, sym.n)
+    _check_pd(sym)
+    e = check_symmetric(e, "E", sym.n)
+    lam = sym.eigvals
+    keep = np.zeros(sym.n, dtype=bool)
+    keep[sym.n - p:] = True
+    f = np.where(keep, 1.0 / lam, 0.0)
+    dl = lam[:, None] - lam[None, :]
+    same = np.abs(dl) <= 1e-12 * lam[0]
+    both_keep = keep[:, None] & keep[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        F = np.where(same, 0.0, (f[:, None] - f[None, :]) / np.where(same, 1.0, dl))
+    deriv = -1.0 / (lam[:, None] * lam[None, :])  # divided difference of 1/x, exact also on ties
+    F = np.where(both_keep, deriv, F)
+    out = sym.eigvecs @ (F * (sym.eigvecs.T @ e @ sym.eigvecs)) @ sym.eigvecs.T
+    return 0.5 * (out + out.T)
+
+
+def first_order_error_wigner(eigvals: Any, p: int, sigma: float = 1.0, rng: RngLike = None) -> float:
+    """One draw of ||L(sigma W)||, the first-order error for Gaussian noise E = sigma W, from the
+    spectrum alone in O(n p^2) time and O(n p) memory.
+
+    W = (G + G^T)/sqrt(2) is orthogonally invariant in law, so in the eigenbasis of A its kept-kept
+    block is a p x p Wigner matrix and its kept-dropped block has i.i.d. N(0, 1) entries, whatever
+    the eigenvectors; the dropped-dropped block does not enter L. L(E) is then
+    [[B, C], [C^T, 0]] with B_ij = -E_ij / (lambda_i lambda_j) and C_ij = E_ij / (lambda_i (lambda_i -
+    lambda_j)), and its norm equals that of the 2p x 2p matrix built on the right singular vectors
+    of C. The draw is *not* the same W as :func:`~optbook.classical.lowrank_inverse.wigner_matrix`
+    with the same seed; it has the same law. Accurate to O(||E|| / min(lambda_n, delta_{n-p})).
+    """
+    cut = Cut.from_eigvals(eigvals, p)  # validates eigvals and p
+    if cut.p == cut.n:
+        raise ValueError("p must be < n: with nothing dropped there is no rotation block")
+    if not cut.gap > 0:
+        raise ValueError("eigvals tie at the cut (delta_(n-p) = 0): A_p^{-1} is not unique")
+    sigma = check_positive(sigma, "sigma")
+    rng = as_rng(rng)
+    lam = np.sort(np.asarray(eigvals, dtype=float))
+    kept, dropped = lam[:p], lam[p:]
+    g = rng.standard_normal((p, p))
+    b = -sigma * (g + g.T) / np.sqrt(2.0) / np.outer(kept, kept)
+    c = sigma * rng.standard_normal((p, dropped.size)) / (kept[:, None] * (kept[:, None] - dropped[None, :]))
+    u, s, _ = np.linalg.svd(c, full_matrices=False)
+    us = u * s
+    small = np.block([[b, us], [us.T, np.zeros((us.shape[1], us.shape[1]))]])
+    return float(np.max(np.abs(np.linalg.eigvalsh(small))))
+
+
+# --------------------------------------------------------------------------- all of them at once
+
+
+@dataclass(frozen=True)
+class BoundComparison:
+    """True error and its bounds for one (A, E, p)."""
+
+    norm_e: float
+    true_error: float
+    bound: float            # Theorem 2.1 formula (a guarantee only when gap_ok)
+    term_full: float        # 4 ||E|| / lambda_n^2
+    term_cut: float         # 5 ||E|| / (lambda_{n-p} delta_{n-p})
+    eymn: float             # EYM-N with the observed lambda~_{n-p} (nan when ||E|| >= lambda_n)
+    first_order: float      # ||L(E)||, the Daleckii-Krein first-order estimate (nan if not asked)
+    gap_ok: bool            # 4 ||E|| <= min(lambda_n, delta_{n-p})
+
+
+def compare_bounds(a: Any, e: Any, p: int, *, first_order: bool = True) -> BoundComparison:
+    """Compute ||(A~^{-1})_p - A_p^{-1}|| and every bound of the chapter for one (A, E, p).
+
+    ``a`` is a positive-definite matrix or a :class:`SymmetricMatrix` (its eigendecomposition is
+    then reused); ``e`` the symmetric noise E. Only the p + 1 smallest eigenpairs of A~ = A + E
+    are computed (``scipy.linalg.eigh`` with ``subset_by_index``), and the norm of the rank-2p
+    difference is taken on the span of both kept subspaces. If A~ is not positive definite
+    (possible only outside the gap condition), the dense path of :func:`best_rank_inverse` is used.
+    """
+    sym = _as_sym(a)
+    _check_pd(sym)
+    p = _check_p(p, sym.n)
+    e = check_symmetric(e, "E", sym.n)
+    if not isinstance(first_order, (bool, np.bool_)):
+        raise ValueError(f"first_order must be a bool, got {first_order!r}")
+    n = sym.n
+    norm_e = spectral_norm(e)
+    a_tilde = sym.matrix + e
+    w, v = scipy.linalg.eigh(a_tilde, subset_by_index=[0, min(p, n - 1)])
+    lam_noisy_drop = float(w[p]) if p < n else None
+    if w[0] > 0 and (p == n or w[p] - w[p - 1] > 1e-12 * abs(w[p])):
+        u, lam = sym.eigvecs[:, n - p:], sym.eigvals[n - p:]
+        ut, lamt = v[:, :p], w[:p]
+        q, _ = np.linalg.qr(np.hstack([u, ut]))
+        qu, qut = q.T @ u, q.T @ ut
+        diff = (qut / lamt) @ qut.T - (qu / lam) @ qu.T
+        true = float(np.max(np.abs(np.linalg.eigvalsh(0.5 * (diff + diff.T)))))
+    else:
+        diff = best_rank_inverse(a_tilde, p) - best_rank_inverse(sym, p)
+        true = float(np.max(np.abs(np.linalg.eigvalsh(diff))))
+    cut = spectral_cut(sym, p)
+    t1, t2 = theorem21_terms(cut, norm_e, p, check=False)
+    if norm_e < cut.lam_n and (lam_noisy_drop is None or lam_noisy_drop > 0):
+        eym = eymn_bound(cut, norm_e, p, lam_noisy_drop=lam_noisy_drop)
+    else:
+        eym = np.nan
+    fo = float(np.max(np.abs(np.linalg.eigvalsh(first_order_term(sym, e, p))))) if first_order else np.nan
+    return BoundComparison(norm_e, true, t1 + t2, t1, t2, eym, fo, gap_condition(cut, norm_e, p))
