@@ -338,8 +338,8 @@ def _structured_experiment(name: str, seeds: tuple[int, ...], p: int, levels: tu
 
 # --------------------------------------------------------------------------- claims
 
-_NO_CONTOUR = ("EYM-N in place of Theorem 2.1: the bound without the contour argument, whose truncation "
-               "terms 1/lambda~_(n-p) + 1/lambda_(n-p) replace the subspace term and do not shrink with E")
+_NO_CONTOUR = ("EYM-N in place of Theorem 2.1 (no contour argument: truncation terms that do not shrink "
+               "with E instead of the subspace term)")
 
 
 @claim("08", "Past the predicted crossover Theorem 2.1 beats the classical bound by a factor growing "

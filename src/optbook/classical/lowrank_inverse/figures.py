@@ -17,6 +17,7 @@ from .experiments import (
     noise_sweep,
     sqrt_n_experiment,
     structured_experiment,
+    structured_matrix,
     synthetic_spectrum,
 )
 from .noise import wigner_noise
@@ -115,7 +116,7 @@ RUN_SHAPES = {"isotropic (Wigner)": dict(phi_deg=90.0), "spread over the kept su
 
 def noise_run(n: int = 200) -> dict[str, Trace]:
     """The sweeps behind :func:`noise_run_figure`: one per noise shape, same A, same eps grid."""
-    return {label: noise_sweep(n=n, eps_lo=1e-4, eps_hi=1.0, points=13, **kw) for label, kw in RUN_SHAPES.items()}
+    return {label: noise_sweep(n=n, eps_lo=1e-4, eps_hi=0.5, points=13, **kw) for label, kw in RUN_SHAPES.items()}
 
 
 def noise_run_figure(n: int = 200) -> go.Figure:
@@ -134,7 +135,7 @@ def noise_run_figure(n: int = 200) -> go.Figure:
                                  line=dict(color=color_for(i + 3 if i else 0), width=2), marker=dict(size=6)))
     fig = go.Figure(traces)
     gap = first.meta["eps_gap"]
-    fig.update_layout(**phase_layout([Phase(1e-4, gap, "gap condition holds"), Phase(gap, 1.0, "theorem silent")],
+    fig.update_layout(**phase_layout([Phase(1e-4, gap, "gap condition holds"), Phase(gap, 0.5, "theorem silent")],
                                      logx=True))
     return base_layout(fig, xaxis_title=EPS_TITLE, yaxis_title="spectral-norm error", logx=True, logy=True,
                        height=520)
@@ -238,8 +239,14 @@ def sqrt_n_figure(ex: dict[str, Any] | None = None, exact: dict[str, Any] | None
                    mode="markers", marker=dict(color=_COLOR["true"], size=10, symbol="diamond-open", line_width=2)),
     ])
     fig.update_layout(**_boundary_layout(ex["n_star"], f"predicted crossover n* ≈ {ex['n_star']:.0f} →", 0.5))
-    return base_layout(fig, xaxis_title="matrix size n", yaxis_title="spectral-norm error or bound",
-                       logx=True, logy=True, height=480)
+    base_layout(fig, xaxis_title="matrix size n", yaxis_title="spectral-norm error or bound",
+                logx=True, logy=True, height=480)
+    # a fixed range: plotly's autorange would stretch the axis to fit the crossover label
+    fig.update_xaxes(range=[np.log10(0.8 * all_n.min()), np.log10(1.25 * all_n.max())])
+    return fig
+
+
+_SHORT = {"laplacian": "2-D Laplacian", "kernel": "exp. kernel", "digits": "digits cov."}
 
 
 def structured_figure(names: tuple[str, ...] = ("laplacian", "kernel", "digits"), seeds: Any = (0, 1, 2, 3, 4)) -> go.Figure:
@@ -252,14 +259,17 @@ def structured_figure(names: tuple[str, ...] = ("laplacian", "kernel", "digits")
         for name in names:
             ex = structured_experiment(name, seeds)
             vals = ex[key]
-            xs += [ex["label"]] * vals.size
+            xs += [_SHORT[name] + f"<br>n = {structured_matrix(name).n}"] * vals.size
             ys += list(vals.ravel())
             text += [f"σ = {lv:g} Δ_max" for _ in range(vals.shape[0]) for lv in ex["levels"]]
         fig.add_trace(go.Box(x=xs, y=ys, name=label, marker_color=color, boxpoints="all", jitter=0.4,
                              pointpos=0, text=text, hovertemplate="%{y:.3g}× (%{text})<extra></extra>"))
-    for level, note in ((10, "paper: Theorem 2.1 within ~10×"), (100, "paper: EYM-N 100–1000× off")):
-        fig.add_hline(y=level, line=dict(color="#555", dash="dot", width=1.5),
-                      annotation=dict(text=note, font=dict(size=11, color="#555"), xanchor="left"),
-                      annotation_position="top left")
-    fig.update_layout(boxmode="group")
+    # The paper's marks, as shapes in data units and labels in log10 units (plotly's log-axis rule).
+    marks = ((10, "paper: Theorem 2.1 within ~10×"), (100, "paper: EYM-N 100–1000× off"))
+    fig.update_layout(
+        boxmode="group",
+        shapes=[dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=v, y1=v,
+                     line=dict(color="#555", dash="dot", width=1.5)) for v, _ in marks],
+        annotations=[dict(xref="paper", x=0.0, xanchor="left", yref="y", y=np.log10(v), yanchor="bottom",
+                          text=note, showarrow=False, font=dict(size=11, color="#555")) for v, note in marks])
     return base_layout(fig, yaxis_title="bound / true error", logy=True, height=480)
