@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from optbook.classical import lowrank_inverse as L
-from optbook.classical.lowrank_inverse import experiments as X
-from optbook.classical.lowrank_inverse import figures as F
+from optbook.classical import lowrank_inverse_chapter as ch
 
 
 def _sym(n=30, seed=0, low=0.0, high=2.0):
@@ -90,7 +89,7 @@ def test_contour_matches_eigh_well_separated():
 
 def test_contour_converges_geometrically_at_predicted_rate():
     rng = np.random.default_rng(5)
-    sym = L.SymmetricMatrix.from_spectrum(X.synthetic_spectrum(60, 10), rng)
+    sym = L.SymmetricMatrix.from_spectrum(ch.synthetic_spectrum(60, 10), rng)
     rho = L.contour_rate(sym, 10)
     assert rho == pytest.approx(1.1, rel=1e-12)  # z = 0 is the nearest singularity: c/r = 330/300
     tr = L.quadrature_trace(sym, 10, nodes=(32, 64, 96, 128))
@@ -133,7 +132,7 @@ def test_wigner_norm_is_at_the_semicircle_edge():
 
 @pytest.mark.parametrize("seed", range(60))
 def test_theorem21_holds_when_gap_condition_holds(seed):
-    sym, e, p, kind = X.random_instance(np.random.default_rng(1000 + seed))
+    sym, e, p, kind = ch.random_instance(np.random.default_rng(1000 + seed))
     cmp = L.compare_bounds(sym, e, p)
     assert cmp.gap_ok, "random_instance must respect the gap condition"
     assert cmp.true_error <= cmp.bound
@@ -160,7 +159,7 @@ def test_rank_one_ratio_has_a_closed_form(seed):
 def test_rank_one_along_u_n_moves_the_inverse_more_than_noise_spread_over_the_kept_subspace(seed):
     """The chapter's correction: 'aligned' noise (spread over the kept subspace) is not the worst
     case; the same norm on u_n alone moves A_p^{-1} more."""
-    sym = L.SymmetricMatrix.from_spectrum(X.synthetic_spectrum(100, 10), seed)
+    sym = L.SymmetricMatrix.from_spectrum(ch.synthetic_spectrum(100, 10), seed)
     norm = 1e-2 * sym.eigvals[-1]
     spread = L.compare_bounds(sym, L.aligned_noise(sym, 10, norm, seed), 10, first_order=False)
     rank_one = L.compare_bounds(sym, L.rank_one_noise(sym, norm), 10, first_order=False)
@@ -195,7 +194,7 @@ def test_scaling_invariance():
 
 
 def test_rotation_invariance_and_diagonal_shortcut():
-    lam = X.synthetic_spectrum(40, 5)
+    lam = ch.synthetic_spectrum(40, 5)
     rng = np.random.default_rng(9)
     rot = L.SymmetricMatrix.from_spectrum(lam, rng)
     diag = L.SymmetricMatrix.diagonal(lam)
@@ -216,7 +215,7 @@ def test_true_error_matches_dense_computation():
 
 
 def test_eymn_does_not_vanish_but_bound_does():
-    sym = L.SymmetricMatrix.from_spectrum(X.synthetic_spectrum(40, 10), 12)
+    sym = L.SymmetricMatrix.from_spectrum(ch.synthetic_spectrum(40, 10), 12)
     small = L.compare_bounds(sym, L.wigner_noise(40, 1e-9, 12), 10)
     assert small.bound < 1e-9 and small.true_error < small.bound
     assert small.eymn == pytest.approx(2.0 / L.spectral_cut(sym, 10).lam_drop, rel=1e-6)
@@ -241,7 +240,7 @@ def test_o_np_first_order_estimate_is_the_dense_one_on_the_same_blocks():
     """first_order_error_wigner reduces ||L(E)|| to a 2p x 2p problem; rebuild its draw of the
     kept rows of W, put them in a full E (any dropped-dropped block) and compare with the dense L."""
     n, p, sigma, seed = 40, 4, 0.3, 5
-    lam = X.synthetic_spectrum(n, p)
+    lam = ch.synthetic_spectrum(n, p)
     got = L.first_order_error_wigner(lam, p, sigma, seed)
     rng = np.random.default_rng(seed)
     g = rng.standard_normal((p, p))
@@ -251,59 +250,6 @@ def test_o_np_first_order_estimate_is_the_dense_one_on_the_same_blocks():
     e[p:, p:] = L.wigner_matrix(n - p, 1)  # does not enter L
     dense = L.first_order_term(L.SymmetricMatrix.diagonal(lam), sigma * e[::-1, ::-1], p)
     assert got == pytest.approx(np.max(np.abs(np.linalg.eigvalsh(dense))), rel=1e-10)
-
-
-def test_o_np_first_order_estimate_has_the_law_of_the_true_error():
-    """Over draws, the O(np) estimate and the exact true error of the sqrt(n) setting agree (the
-    second-order terms are O(||E|| / delta), a few per cent at n = 200)."""
-    exact = X.exact_synthetic_errors((200,), tuple(range(30)))
-    fast = [L.first_order_error_wigner(X.synthetic_spectrum(200, 10), 10, 1.0, s) for s in range(300)]
-    np.testing.assert_allclose(exact["first_order"], exact["true"], rtol=0.06)
-    assert np.median(fast) == pytest.approx(np.median(exact["true"]), rel=0.1)
-
-
-# ----------------------------------------------------------------- experiments
-
-
-def test_synthetic_spectrum_and_crossover():
-    lam = X.synthetic_spectrum(100, 10)
-    cut = L.spectral_cut(L.SymmetricMatrix.diagonal(lam), 10)
-    assert (cut.lam_n, cut.lam_keep, cut.lam_drop, cut.gap) == (100.0, 1000.0, 2000.0, 1000.0)
-    n_star = X.crossover_n(10)
-    assert 3000 < n_star < 4000
-    bound = L.theorem21_bound(L.Cut.from_eigvals(X.synthetic_spectrum(4000, 10), 10), 2 * np.sqrt(4000), 10)
-    assert bound == pytest.approx(8.05 * 4000**-1.5, rel=1e-12)
-
-
-def test_sqrt_n_experiment_finds_the_crossover_where_predicted():
-    ex = X.sqrt_n_experiment((1000, 2000, 4000, 8000), seeds=(0,))
-    ratio = ex["eymn"] / ex["bound"]
-    assert ratio[0] < 1 < ratio[-1] and np.all(np.diff(ratio) > 0)
-    assert X._log_crossing(ex["ns"].astype(float), ratio) == pytest.approx(X.crossover_n(10), rel=0.1)
-    assert np.all(ex["true"] < ex["bound"][:, None])
-
-
-def test_laplacian_has_its_closed_form_spectrum():
-    m1, m2 = 4, 5
-    got = np.sort(np.linalg.eigvalsh(X.laplacian_2d(m1, m2)))
-    one = [4 * (m + 1) ** 2 * np.sin(np.pi * np.arange(1, m + 1) / (2 * (m + 1))) ** 2 for m in (m1, m2)]
-    np.testing.assert_allclose(got, np.sort(np.add.outer(*one).ravel()), rtol=1e-12)
-
-
-def test_structured_matrices_are_positive_definite_with_a_gap_at_p():
-    for name in X.STRUCTURED:
-        sym = X.structured_matrix(name)
-        cut = L.spectral_cut(sym, 10)
-        assert cut.lam_n > 0 and cut.gap > 1e-3 * cut.lam_n, name
-
-
-def test_structured_experiment_stays_inside_the_gap_condition():
-    ex = X.structured_experiment("laplacian", seeds=(0,))
-    assert np.all(ex["gap_ok"])
-    assert np.all(ex["bound_over_true"] >= 1) and np.all(ex["eymn_over_true"] >= 1)
-    # EYM-N's overprediction grows as the noise shrinks, Theorem 2.1's does not
-    assert ex["eymn_over_true"][0, 0] > 10 * ex["eymn_over_true"][0, -1]
-    assert ex["bound_over_true"][0, 0] == pytest.approx(ex["bound_over_true"][0, -1], rel=0.1)
 
 
 def test_noise_models_norms_and_alignment():
@@ -318,21 +264,6 @@ def test_noise_models_norms_and_alignment():
     for phi in (0.0, 0.7, np.pi / 2):
         assert L.spectral_norm(L.mixed_noise(sym, 4, 0.3, phi, 2)) == pytest.approx(0.3)
 
-
-def test_noise_sweep_uses_eps_relative_to_lambda_n():
-    tr = X.noise_sweep(shape="rank_one", n=30, p=5, eps_lo=1e-3, eps_hi=1e-1, points=3)
-    lam_n = X.synthetic_spectrum(30, 5)[-1]
-    np.testing.assert_allclose(tr["true"], tr["eps"] * lam_n / (lam_n**2 * (1 + tr["eps"])), rtol=1e-8)
-
-
-def test_determinism_under_seed():
-    a = X.random_instance(5)
-    b = X.random_instance(5)
-    np.testing.assert_array_equal(a[1], b[1])
-    assert a[2:] == b[2:]
-    np.testing.assert_array_equal(L.wigner_matrix(6, 3), L.wigner_matrix(6, 3))
-    assert L.first_order_error_wigner(X.synthetic_spectrum(50), 10, 1.0, 3) == \
-        L.first_order_error_wigner(X.synthetic_spectrum(50), 10, 1.0, 3)
 
 
 # ----------------------------------------------------------------- bad input
@@ -377,25 +308,6 @@ _BAD = [
     (lambda: L.aligned_noise(np.diag([1.0, 2.0]), 1, -1.0), "norm must be non-negative"),
     (lambda: L.rank_one_noise(np.diag([1.0, 2.0]), float("nan")), "norm must be finite"),
     (lambda: L.mixed_noise(np.diag([1.0, 2.0]), 1, 0.1, 2.0), "phi must lie in"),
-    (lambda: X.synthetic_spectrum(10, 10), "p must be < n"),
-    (lambda: X.laplacian_2d(0, 3), "m1 must be >= 1"),
-    (lambda: X.exponential_kernel_matrix(5, -1.0), "lengthscale must be positive"),
-    (lambda: X.structured_matrix("bcsstk09"), "name must be one of"),
-    (lambda: X.noise_sweep(120.0), "phi_deg must lie in"),
-    (lambda: X.noise_sweep(shape="sparse"), "shape must be one of"),
-    (lambda: X.noise_sweep(eps_lo=1.0, eps_hi=0.1), "eps_lo must be < eps_hi"),
-    (lambda: X.designer_sweep(-1.0), "gap must be positive"),
-    (lambda: X.designer_sweep(1.0, float("nan")), "lam_min must be finite"),
-    (lambda: X.random_instance(0, n_range=(9, 3)), "n_range"),
-    (lambda: X.sqrt_n_experiment(ns=(1500.5,)), "ns must be integers"),
-    (lambda: X.sqrt_n_experiment(seeds=()), "seeds must not be empty"),
-    (lambda: X.exact_synthetic_errors(ns=(5,)), "ns must be integers >= 11"),
-    (lambda: X.structured_experiment("laplacian", levels=(-0.1,)), "levels must be positive"),
-    (lambda: X.structured_experiment("laplacian", p=1000), "p must be <= n"),
-    (lambda: F.contour_picture(n=5, p=5), "p must be < n"),
-    (lambda: F.noise_figure(phi_deg=float("nan")), "phi_deg must lie in"),
-    (lambda: F.noise_figure(show_first_order="no"), "show_first_order must be a bool"),
-    (lambda: F.designer_figure(gap=0.0), "gap must be positive"),
 ]
 
 
@@ -408,34 +320,3 @@ def test_bad_input_raises_value_error(call, match):
 def test_bad_rng_type():
     with pytest.raises(TypeError, match="rng"):
         L.wigner_matrix(3, "seed")
-
-
-# ----------------------------------------------------------------- figures and explorers
-
-
-def test_explorers_answer_fast_and_change_the_figure():
-    for ex in (F.EXPLORER_NOISE, F.EXPLORER_SPECTRUM):
-        lat = ex.latency_ms()
-        assert lat["n"] >= 4
-    a = F.EXPLORER_NOISE.render(phi_deg=0)
-    b = F.EXPLORER_NOISE.render(phi_deg=90)
-    assert not np.allclose(np.asarray(a.data[0].y, float), np.asarray(b.data[0].y, float))
-    c = F.EXPLORER_SPECTRUM.render(gap=0.01)
-    d = F.EXPLORER_SPECTRUM.render(gap=10.0)
-    assert not np.allclose(np.nan_to_num(np.asarray(c.data[3].y, float)), np.nan_to_num(np.asarray(d.data[3].y, float)))
-
-
-def test_static_slider_figures_have_frames():
-    fig = F.noise_slider_figure()
-    assert len(fig.frames) == len(F.PHI_VALUES)
-    fig = F.designer_slider_figure()
-    assert len(fig.frames) == len(F.GAP_VALUES)
-
-
-def test_claim_figures_show_every_series():
-    fig = F.sqrt_n_figure(X.sqrt_n_experiment((1000, 4000), (0,)), X.exact_synthetic_errors((100,), (0,)))
-    assert [len(t.x) for t in fig.data] == [3, 3, 2, 1]
-    fig = F.structured_figure(("laplacian",), seeds=(0,))
-    assert len(fig.data) == 2 and all(len(t.y) == len(X.NOISE_LEVELS) for t in fig.data)
-    fig = F.noise_run_figure(n=40)
-    assert len(fig.data) == 2 + len(F.RUN_SHAPES)
