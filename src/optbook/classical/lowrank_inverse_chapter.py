@@ -37,6 +37,7 @@ from .lowrank_inverse import (
     wigner_noise,
 )
 
+
 def _int_tuple(values: Any, name: str, minimum: int) -> tuple[int, ...]:
     """A non-empty tuple of integers >= ``minimum`` (a single integer is a tuple of one)."""
     arr = check_vector(np.atleast_1d(values), name)
