@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
+import scipy.linalg.lapack
 
 from ..core import Trace, as_rng, check_in_range, check_int, check_matrix, check_positive, check_vector
 from ..core.problems import random_orthogonal
@@ -308,6 +309,83 @@ def first_order_error_wigner(eigvals: Any, p: int, sigma: float = 1.0, rng: RngL
     us = u * s
     small = np.block([[b, us], [us.T, np.zeros((us.shape[1], us.shape[1]))]])
     return float(np.max(np.abs(np.linalg.eigvalsh(small))))
+
+
+def exact_error_wigner(eigvals: Any, p: int, sigma: float = 1.0, rng: RngLike = None) -> float:
+    """One draw of the exact ||(A~^{-1})_p - A_p^{-1}|| for Gaussian noise E = sigma W, when the
+    n - p dropped eigenvalues of A are all equal (the paper's synthetic spectrum), in O(n p^2).
+
+    With the dropped block of A equal to c I, rotating the dropped coordinates changes neither A
+    nor the error. Rotate them by the Householder tridiagonalisation of W's dropped-dropped block:
+    in law E becomes [[W_KK, G], [G^T, T]] with G i.i.d. N(0, 1) and T the Dumitriu-Edelman
+    tridiagonal model of a Wigner matrix (diagonal N(0, 2), off-diagonal chi_{m-1}, ..., chi_1).
+    The p smallest eigenvalues mu of A~ then solve the p x p secular equation
+    mu = k-th eigenvalue of Lambda_K + E_KK - G (c - mu + T)^{-1} G^T, a contraction in mu solved by
+    fixed-point iteration with tridiagonal solves; their eigenvectors follow from the same solve.
+    Same seed, same kept rows of W as :func:`first_order_error_wigner`, so the two can be
+    compared draw by draw. ``ValueError`` when the noise is so large that a kept eigenvalue of A~
+    may reach the dropped block (the reduction then no longer isolates the p smallest).
+    """
+    cut = Cut.from_eigvals(eigvals, p)  # validates eigvals and p
+    if cut.p == cut.n:
+        raise ValueError("p must be < n: with nothing dropped there is no rotation block")
+    lam = np.sort(np.asarray(eigvals, dtype=float))
+    kept, c = lam[:p], float(lam[p])
+    if np.any(np.abs(lam[p:] - c) > 1e-12 * c):
+        raise ValueError("eigvals: the n - p dropped eigenvalues must all be equal for the exact evaluator")
+    if not cut.gap > 0:
+        raise ValueError("eigvals tie at the cut (delta_(n-p) = 0): A_p^{-1} is not unique")
+    sigma = check_positive(sigma, "sigma")
+    rng = as_rng(rng)
+    m = cut.n - p
+    g = rng.standard_normal((p, p))
+    e_kk = sigma * (g + g.T) / np.sqrt(2.0)
+    coupling = sigma * rng.standard_normal((p, m))
+    diag = sigma * rng.normal(0.0, np.sqrt(2.0), m)
+    off = sigma * np.sqrt(rng.chisquare(np.arange(m - 1, 0, -1))) if m > 1 else np.zeros(0)
+    # Gershgorin: every eigenvalue of the dropped block c I + T is above `floor`
+    radius = np.abs(diag) + np.concatenate([[0.0], np.abs(off)]) + np.concatenate([np.abs(off), [0.0]])
+    floor = c - float(radius.max())
+    base = np.diag(kept) + e_kk
+
+    def resolvent_times_coupling(mu: float) -> np.ndarray:  # (c - mu + T)^{-1} G^T, m x p
+        if m == 1:
+            return coupling.T / (diag + (c - mu))
+        # c - mu + T is positive definite (mu < floor): LAPACK's tridiagonal Cholesky solver
+        *_, x, info = scipy.linalg.lapack.dptsv(diag + (c - mu), off, coupling.T)
+        if info != 0:
+            raise RuntimeError(f"tridiagonal solve failed (LAPACK dptsv info = {info})")
+        return x
+
+    mus, vk, vd = np.empty(p), np.empty((p, p)), np.empty((m, p))
+    start = np.linalg.eigvalsh(base)
+    for k in range(p):
+        mu = float(start[k])
+        for _ in range(100):
+            if not mu < floor:
+                raise ValueError("sigma is too large for the exact evaluator: a kept eigenvalue of A~ "
+                                 "may reach the dropped block")
+            res = resolvent_times_coupling(mu)
+            w, v = np.linalg.eigh(base - coupling @ res)
+            converged = abs(w[k] - mu) <= 4 * np.finfo(float).eps * abs(mu)
+            mu = float(w[k])
+            if converged:
+                break
+        else:
+            raise RuntimeError("the secular fixed-point iteration did not converge")
+        x_k, x_d = v[:, k], -res @ v[:, k]
+        scale = np.sqrt(x_k @ x_k + x_d @ x_d)
+        mus[k], vk[:, k], vd[:, k] = mu, x_k / scale, x_d / scale
+    if not (mus[0] > 0 and mus[-1] < floor):
+        raise ValueError("sigma is too large for the exact evaluator: A~ is not positive definite, or a "
+                         "kept eigenvalue may reach the dropped block")
+    # The difference lives on the kept coordinates plus span(vd): a 2p x 2p problem.
+    q, _ = np.linalg.qr(vd)
+    vq = q.T @ vd
+    top = (vk / mus) @ vk.T - np.diag(1.0 / kept)
+    cross = (vk / mus) @ vq.T
+    small = np.block([[top, cross], [cross.T, (vq / mus) @ vq.T]])
+    return float(np.max(np.abs(np.linalg.eigvalsh(0.5 * (small + small.T)))))
 
 
 # --------------------------------------------------------------------------- all of them at once
