@@ -53,6 +53,13 @@ def test_structured_experiment_stays_inside_the_gap_condition():
     assert ex["bound_over_true"][0, 0] == pytest.approx(ex["bound_over_true"][0, -1], rel=0.1)
 
 
+def test_structured_p_sweep_agrees_with_the_experiment_at_p_10():
+    sweep = ch.structured_p_sweep("laplacian", ps=(3, 10), seeds=(0, 1))
+    ex = ch.structured_experiment("laplacian", seeds=(0, 1), levels=(0.5,))
+    assert sweep["median"][1] == pytest.approx(np.median(ex["bound_over_true"]), rel=1e-12)
+    assert np.all(sweep["median"] >= 1)
+
+
 def test_noise_sweep_uses_eps_relative_to_lambda_n():
     tr = ch.noise_sweep(shape="rank_one", n=30, p=5, eps_lo=1e-3, eps_hi=1e-1, points=3)
     lam_n = ch.synthetic_spectrum(30, 5)[-1]
@@ -93,6 +100,11 @@ _BAD = [
     (lambda: ch.random_instance(0, n_range=(9, 3)), "n_range"),
     (lambda: ch.sqrt_n_experiment(ns=(1500.5,)), "ns must be integers"),
     (lambda: ch.sqrt_n_experiment(seeds=()), "seeds must not be empty"),
+    (lambda: ch.sqrt_n_experiment(ns=(1000, 2000), exact_ns=(4000,)), "exact_ns must be a subset"),
+    (lambda: ch.structured_p_sweep("laplacian", ps=(0, 1)), "ps must be integers >= 1"),
+    (lambda: ch.structured_p_sweep("laplacian", ps=(255,)), "ps must be < n"),
+    (lambda: ch.structured_p_sweep("laplacian", level=0.0), "level must lie in"),
+    (lambda: ch.noise_slider_figure("yes"), "show_first_order must be a bool"),
     (lambda: ch.exact_synthetic_errors(ns=(5,)), "ns must be integers >= 11"),
     (lambda: ch.structured_experiment("laplacian", levels=(-0.1,)), "levels must be positive"),
     (lambda: ch.structured_experiment("laplacian", p=1000), "p must be <= n"),
@@ -132,8 +144,9 @@ def test_static_slider_figures_have_frames():
 
 
 def test_claim_figures_show_every_series():
-    fig = ch.sqrt_n_figure(ch.sqrt_n_experiment((1000, 4000), (0,)), ch.exact_synthetic_errors((100,), (0,)))
-    assert [len(t.x) for t in fig.data] == [3, 3, 2, 1]
+    fig = ch.sqrt_n_figure(ch.sqrt_n_experiment((1000, 4000), (0,), exact_ns=(4000,)),
+                           ch.exact_synthetic_errors((100,), (0,)))
+    assert [len(t.x) for t in fig.data] == [3, 3, 2, 1, 1]
     fig = ch.structured_figure(("laplacian",), seeds=(0,))
     assert len(fig.data) == 2 and all(len(t.y) == len(ch.NOISE_LEVELS) for t in fig.data)
     fig = ch.noise_run_figure(n=40)
