@@ -692,10 +692,12 @@ def claim_sqrt_n_gain(fast: bool = False, control: bool = False) -> Measured:
               "crossover_n_formulas": _log_crossing(ns.astype(float), ex["eymn"] / ex["bound"]),
               "crossover_n_predicted": ex["n_star"]}
     what = "EYM-N" if control else "Theorem 2.1"
-    return Measured(values, criteria=[Criterion("gain_at_64000", ">=", 2.0), Criterion("drift_median", "<=", 1.5)],
+    # The gain compares two formulas, so it is a condition, not a measured margin: the drift (against
+    # the true error) is what can fail, and what the scoreboard shows.
+    return Measured(values, holds=bool(gain[i1] >= 2.0), criteria=[Criterion("drift_median", "<=", 1.5)],
                     seeds=seeds, details=ex,
-                    summary=(f"EYM-N/{what} = {gain[i1]:.2f} at n = 64000; {what}/true drifts "
-                             f"{np.median(drift):.2f}x ({drift.min():.2f}-{drift.max():.2f}) from n = 4000 to 64000"))
+                    summary=(f"{what}/true drifts {np.median(drift):.2f}x ({drift.min():.2f}-{drift.max():.2f}) "
+                             f"from n = 4000 to 64000; EYM-N/{what} = {gain[i1]:.2f} at n = 64000"))
 
 
 @claim("08", "On structured matrices under Gaussian noise Theorem 2.1 stays within about 10x of the true "
