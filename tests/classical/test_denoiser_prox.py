@@ -7,9 +7,7 @@ import pytest
 from scipy.optimize import minimize_scalar
 
 from optbook.classical import denoiser_prox as dp
-from optbook.classical import denoiser_prox_experiments as ex
-from optbook.classical import denoiser_prox_figures as figs
-from optbook.core import Tuning, fd_gradient, loglog_slope
+from optbook.core import fd_gradient, loglog_slope
 
 
 @pytest.fixture
@@ -199,14 +197,15 @@ def test_theorem1_bound_holds_on_random_gaussians():
 
 def test_theorem1_bound_values_of_the_card():
     prior = dp.anisotropic_gaussian(500.0)
-    dist0 = float(np.linalg.norm(ex.Y2 - prior.prox(ex.Y2, 1.0)))
+    y2 = np.array([1.0, 1.0])
+    dist0 = float(np.linalg.norm(y2 - prior.prox(y2, 1.0)))
     assert dp.theorem1_bound([10, 100, 1000], dist0, 1.0) == pytest.approx([0.944, 0.128, 0.0155], abs=6e-4)
     assert dp.theorem1_bound(10, 1.0, 1.0, M=2.0, dim=4) == pytest.approx((np.log(10) + 7) / 11 * 5.0)
 
 
 def test_averaging_converges_at_rate_one_over_k_on_anisotropic_logcosh():
-    pb = ex.logcosh_problem(500.0, (3,))
-    err = dp.mmse_averaging(pb["prior"].denoise, pb["y"], 1.0, maxiter=300, x_star=pb["x_star"]).trace["error"]
+    prior, y = dp.anisotropic_logcosh(500.0), np.array([-1.6, -0.6])
+    err = dp.mmse_averaging(prior.denoise, y, 1.0, maxiter=300, x_star=prior.prox(y, 1.0)).trace["error"]
     k = np.arange(30, 301)
     assert -1.15 <= loglog_slope(k, err[k]) <= -0.85
     assert err[300] < err[30] / 7
@@ -306,59 +305,6 @@ def test_determinism_and_callback():
     assert r1.nfev == 20  # one denoiser call per step
 
 
-# --------------------------------------------------------------------------- experiments
-
-
-def test_stacked_problems_equal_separate_runs():
-    """The experiments solve several seeds' problems in one stacked run: it must equal the
-    separate runs, for every method."""
-    both = ex.run_errors("naive GD", 1000.0, (0, 1), 50, 8.0)
-    for j, s in enumerate((0, 1)):
-        assert np.allclose(both[:, j], ex.run_errors("naive GD", 1000.0, (s,), 50, 8.0)[:, 0], atol=1e-12)
-    both = ex.run_errors("MMSE averaging", 1000.0, (0, 1), 30)
-    assert np.allclose(both[:, 1], ex.run_errors("MMSE averaging", 1000.0, (1,), 30)[:, 0], atol=1e-10)
-    pb = ex.logcosh_problem(1000.0, (0, 1))
-    assert pb["y"].shape == (4,) and np.allclose(ex.relative_errors(pb["y"][None], pb), 1.0)
-
-
-def test_diverging_settings_score_nan_and_rank_last():
-    assert ex.run_errors("naive GD", 10.0, (0,), 100, 128.0)[-1, 0] > 1e50  # step 128/L_F > 2/L_F
-    assert np.all(np.isnan(ex.run_errors("naive GD", 10.0, (0,), 400, 128.0)))  # overflows: NaN
-    t = ex.tune("naive GD", 10.0, (100,))
-    assert isinstance(t, Tuning) and t.size == 9 and t.best["step_scale"] < 128.0
-    assert all(ex.tune(m, 10.0, (100,)).size == 9 for m in ex.GRIDS)  # the same grid size for everyone
-
-
-def test_inexact_sweep_and_control_separate():
-    sw = ex.inexact_sweep((0,), xis=(0.1,), maxiter=300, kinds=("systematic", "output"))
-    assert sw["ratio"]["systematic"][0, 0] <= 1.0 < 10.0 < sw["ratio"]["output"][0, 0]
-
-
-def test_crossover():
-    assert figs.crossover([1.0, 0.5, 0.3, 0.2], [2.0, 0.6, 0.1, 0.05]) == 2
-    assert figs.crossover([1.0, 0.5], [2.0, 0.6]) is None
-    assert figs.crossover([1.0, 0.5], [0.5, 0.1]) == 0
-
-
-def test_figures_and_explorers():
-    fig = figs.level_set_slider()
-    assert len(fig.frames) == len(figs.SIGMAS) and fig.layout.sliders[0].active == 2
-    # the minimiser marker moves with sigma (last trace of each frame)
-    xs = [fr.data[-1].x[0] for fr in fig.frames]
-    assert len(set(np.round(xs, 6))) == len(xs)
-    live = figs.EXPLORER_SCHEDULE.render(alpha_scale=1.0, sigma_scale=1.0)
-    assert len(live.data) == 3
-    assert ex.schedule_run(1.0, 0.5)["predicted_bias"] > 0.05 > ex.schedule_run(1.0, 1.0)["predicted_bias"]
-    race = figs.race_slider()
-    assert len(race.frames) == len(ex.RACE_KAPPAS)
-    # naive GD's curve (second trace) ends higher as kappa grows; averaging's barely moves
-    gd_end = [fr.data[1].y[-1] for fr in race.frames]
-    avg_end = [fr.data[0].y[-1] for fr in race.frames]
-    assert gd_end[-1] > 1e3 * gd_end[1] and max(avg_end) < 3 * min(avg_end)
-    watch = figs.watch_figure()
-    assert len(watch.data) == 4 and len(watch.layout.shapes) == 3  # three named phases
-
-
 def test_method_module_does_not_import_plotly():
     code = "import sys; import optbook.classical.denoiser_prox; print('plotly' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -453,18 +399,6 @@ def test_bad_input_is_rejected():
         (lambda: dp.inexact_denoiser(g.denoise, 0.1, 2, direction=[1.0]), "direction"),
         (lambda: dp.inexact_denoiser(g.denoise, 0.1, 2, error_in="input"), "error_in"),
         (lambda: dp.inexact_denoiser(None, 0.1, 2), "denoiser"),
-        (lambda: ex.logcosh_problem(0.5, (0,)), "kappa"),
-        (lambda: ex.logcosh_problem(10.0, ()), "seeds"),
-        (lambda: ex.logcosh_problem(10.0, (-1,)), "seed"),
-        (lambda: ex.run_errors("Adam", 10.0, (0,), 10), "method"),
-        (lambda: ex.watch_runs(500.0, 0, 5), "maxiter"),
-        (lambda: ex.watch_runs(500.0, 0, 100, pnp_sigma2=0.0), "pnp_sigma2"),
-        (lambda: figs.level_set_traces(-1.0), "sigma"),
-        (lambda: figs.race_traces(0.1), "kappa"),
-        (lambda: figs.crossover([1.0, 2.0], [1.0]), "err_a"),
-        (lambda: figs.path_figure(n_steps=0), "n_steps"),
-        (lambda: figs.watch_figure(k_max=3), "k_max"),
-        (lambda: figs.tuning_panel("result"), "ClaimResult"),
     ]
     for make, word in cases:
         with pytest.raises(ValueError, match=word):
