@@ -13,9 +13,8 @@ to the prox at rate O(log k / k) whatever the conditioning of the prior (Theorem
 This module is what a user imports: priors with exact MMSE denoisers (Gaussian and Laplace in
 closed form, separable priors such as log-cosh by quadrature), the averaging scheme, its
 baselines (naive and accelerated gradient descent on F, fixed-sigma plug-and-play averaging),
-inexact denoisers, and the Theorem-1 bound. The book's experiments and claims live in
-:mod:`optbook.classical.denoiser_prox_experiments`, its figures in
-:mod:`optbook.classical.denoiser_prox_figures`.
+inexact denoisers, and the Theorem-1 bound. The book's experiments, figures and claims live in
+:mod:`optbook.classical.denoiser_prox_chapter`.
 """
 from __future__ import annotations
 
