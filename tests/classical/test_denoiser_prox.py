@@ -253,6 +253,12 @@ def test_accelerated_gradient_beats_gradient_descent_at_the_sqrt_kappa_rate():
     assert agd.trace.meta["momentum"] == pytest.approx((q - 1) / (q + 1))
     # the first step has no momentum yet: it is a gradient step
     assert np.allclose(agd.iterates[1], gd.iterates[1])
+    # momentum given explicitly: the textbook value reproduces the default, 0 is gradient descent
+    same = dp.accelerated_gradient_prox(prior.score, y, 1.0, prior.lipschitz, momentum=(q - 1) / (q + 1),
+                                        maxiter=50)
+    assert np.array_equal(same.iterates, agd.iterates[:51])
+    plain = dp.accelerated_gradient_prox(prior.score, y, 1.0, prior.lipschitz, momentum=0.0, maxiter=50)
+    assert np.allclose(plain.iterates, gd.iterates[:51], rtol=0, atol=1e-14)
 
 
 def test_unsmoothed_denoiser_makes_averaging_gradient_descent_on_F():
@@ -348,6 +354,9 @@ def test_bad_input_is_rejected():
         (lambda: dp.accelerated_gradient_prox(g.score, y, -1.0, 1.0), "tau"),
         (lambda: dp.accelerated_gradient_prox(g.score, y, 1.0, 1.0, step_scale=-2.0), "step_scale"),
         (lambda: dp.accelerated_gradient_prox(g.score, y, 1.0, 1.0, maxiter=-3), "maxiter"),
+        (lambda: dp.accelerated_gradient_prox(g.score, y, 1.0, 1.0, momentum=1.0), "momentum"),
+        (lambda: dp.accelerated_gradient_prox(g.score, y, 1.0, 1.0, momentum=np.nan), "momentum"),
+
         (lambda: dp.GaussianPrior([0.0, 0.0], [[1.0, 2.0], [2.0, 1.0]]), "cov"),
         (lambda: dp.GaussianPrior([0.0, np.inf], np.eye(2)), "mean"),
         (lambda: dp.GaussianPrior([0.0], np.eye(2)), "cov"),

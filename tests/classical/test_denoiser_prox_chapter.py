@@ -7,8 +7,6 @@ from optbook.classical import denoiser_prox_chapter as ch
 from optbook.core import Tuning
 
 
-
-
 def test_stacked_problems_equal_separate_runs():
     """The experiments solve several seeds' problems in one stacked run: it must equal the
     separate runs, for every method."""
@@ -27,6 +25,10 @@ def test_diverging_settings_score_nan_and_rank_last():
     t = ch.tune("naive GD", 10.0, (100,))
     assert isinstance(t, Tuning) and t.size == 9 and t.best["step_scale"] < 128.0
     assert all(ch.tune(m, 10.0, (100,)).size == 9 for m in ch.GRIDS)  # the same grid size for everyone
+    # the sensitivity check tunes accelerated GD's step and momentum together: 9 x 9 settings
+    two = ch.tune(ch.AGD_TWO_KNOBS, 1000.0, (100,))
+    assert two.size == 81 and set(two.best) == {"step_scale", "momentum"}
+    assert two.best["momentum"] in ch.AGD_MOMENTA and np.isfinite(two.best_score)
 
 
 def test_inexact_sweep_and_control_separate():
@@ -76,6 +78,12 @@ def test_bad_input_is_rejected():
         (lambda: ch.logcosh_problem(10.0, ()), "seeds"),
         (lambda: ch.logcosh_problem(10.0, (-1,)), "seed"),
         (lambda: ch.run_errors("Adam", 10.0, (0,), 10), "method"),
+        (lambda: ch.run_errors("naive GD", 10.0, (0,), 10, 1.0, 0.9), "momentum"),
+        (lambda: ch.logcosh_problem(10.0, (0,), tau=-1.0), "tau"),
+        (lambda: ch.tune("naive GD", 10.0, (100,), budget=0), "budget"),
+        (lambda: ch.tune("Adam", 10.0, (100,)), "method"),
+        (lambda: ch.inexact_sweep((0,), kinds=("bogus",)), "kinds"),
+
         (lambda: ch.watch_runs(500.0, 0, 5), "maxiter"),
         (lambda: ch.watch_runs(500.0, 0, 100, pnp_sigma2=0.0), "pnp_sigma2"),
         (lambda: ch.level_set_traces(-1.0), "sigma"),

@@ -637,19 +637,24 @@ def gradient_descent_prox(score: Score, y: np.ndarray, tau: float, lipschitz: fl
 
 
 def accelerated_gradient_prox(score: Score, y: np.ndarray, tau: float, lipschitz: float, *,
-                              step_scale: float = 1.0, maxiter: int = 1000, x0: np.ndarray | None = None,
-                              x_star: np.ndarray | None = None, tol: float | None = None,
-                              callback: Callable[[np.ndarray], None] | None = None,
+                              step_scale: float = 1.0, momentum: float | None = None, maxiter: int = 1000,
+                              x0: np.ndarray | None = None, x_star: np.ndarray | None = None,
+                              tol: float | None = None, callback: Callable[[np.ndarray], None] | None = None,
                               method_name: str = "accelerated GD") -> Result:
     """Nesterov's accelerated gradient on F for a 1-strongly convex, L_F-smooth objective.
 
     v = x_k + beta (x_k - x_{k-1}), x_{k+1} = v - h ((v - y) - tau score(v)), with
-    beta = (sqrt(L_F) - 1)/(sqrt(L_F) + 1), L_F = 1 + tau L, and h = step_scale / L_F. Rate
-    1 - 1/sqrt(L_F): a stronger baseline than the paper's, not in the paper. One score call a step.
+    L_F = 1 + tau L, h = step_scale / L_F and, by default, the textbook momentum
+    beta = (sqrt(L_F) - 1)/(sqrt(L_F) + 1); ``momentum`` in [0, 1) sets beta instead (a second
+    knob to tune). Rate 1 - 1/sqrt(L_F): a stronger baseline than the paper's, not in the paper.
+    One score call a step.
     """
     y, tau, L, h = _gradient_setup(score, y, tau, lipschitz, step_scale)
-    q = np.sqrt(1.0 + tau * L)
-    beta = (q - 1.0) / (q + 1.0)
+    if momentum is None:
+        q = np.sqrt(1.0 + tau * L)
+        beta = (q - 1.0) / (q + 1.0)
+    else:
+        beta = check_in_range(momentum, "momentum", 0.0, 1.0, closed=(True, False))
     previous = {"x": _start(y, x0)}
 
     def agd_step(k, x):
