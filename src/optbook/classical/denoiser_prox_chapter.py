@@ -245,7 +245,6 @@ def claim_condition_independence(fast: bool = False, control: bool = False) -> M
                               f"err(1000)/err(100) <= {values['rate_ratio_worst']:.2f}")
 
 
-
 # --------------------------------------------------------------------------- inexact scores
 
 INEXACT_KAPPA, INEXACT_XIS, INEXACT_K = 500.0, (0.03, 0.1, 0.3), 500
