@@ -1,11 +1,17 @@
-"""Tests of chapter 02: IHT with Sparse Polyak, Polyak and constant steps."""
+"""Tests of chapter 02: IHT with Sparse Polyak, Polyak and constant steps; the chapter's
+experiments, tuning and figures."""
+import inspect
+import subprocess
+import sys
 from itertools import combinations
 
 import numpy as np
 import pytest
 
 from optbook.classical import sparse_polyak as sp
-from optbook.core import check_derivatives
+from optbook.classical import sparse_polyak_experiments as ex
+from optbook.classical import sparse_polyak_figures as figs
+from optbook.core import Tuning, check_derivatives
 
 
 # ------------------------------------------------------------------ hard thresholding
@@ -72,10 +78,15 @@ def test_logistic_oracle_fit_is_stationary_on_support():
 def test_curvatures():
     X = np.random.default_rng(0).standard_normal((40, 100))
     assert sp.global_smoothness(X) == pytest.approx(np.linalg.eigvalsh(X.T @ X / 40)[-1])
+    assert sp.global_smoothness(X.T) == pytest.approx(np.linalg.eigvalsh(X @ X.T / 100)[-1])  # n > d path
     Ls = sp.restricted_smoothness(X, 5, rng=0)
     assert 0 < Ls <= sp.global_smoothness(X)
     assert sp.restricted_smoothness(X, 5, rng=0) == Ls  # deterministic under a seed
     assert sp.marchenko_pastur_edge(100, 400) == pytest.approx(9.0)
+
+
+def test_statistical_precision_formula():
+    assert sp.statistical_precision(0.5, 5, 200, 2000) == pytest.approx(2 * 0.5 * np.sqrt(5 * np.log(2000) / 200))
 
 
 # ------------------------------------------------------------------ methods
@@ -94,6 +105,16 @@ def test_sparse_polyak_with_full_threshold_equals_polyak(problem):
     assert np.array_equal(a.trace.step_size, b.trace.step_size, equal_nan=True)
 
 
+def test_default_gradient_threshold_is_the_projection_sparsity(problem):
+    """The paper's HT_s: s_g defaults to s~, the chapter's choice too."""
+    prob, _ = problem
+    a = sp.sparse_polyak(prob.fun, np.zeros(150), prob.jac, sparsity=6, f_hat=0.0, maxiter=20)
+    b = sp.sparse_polyak(prob.fun, np.zeros(150), prob.jac, sparsity=6, f_hat=0.0, grad_sparsity=6, maxiter=20)
+    c = sp.sparse_polyak(prob.fun, np.zeros(150), prob.jac, sparsity=6, f_hat=0.0, grad_sparsity=9, maxiter=20)
+    assert a.trace.meta["grad_sparsity"] == 6
+    assert np.array_equal(a.x, b.x) and not np.array_equal(a.trace.step_size, c.trace.step_size)
+
+
 def test_scale_invariance(problem):
     prob, f_hat = problem
     c = 7.5
@@ -107,19 +128,26 @@ def test_iterates_are_sparse_and_step_is_polyak_formula(problem):
     prob, f_hat = problem
     xs: list = []
     res = sp.sparse_polyak(prob.fun, np.zeros(150), prob.jac, sparsity=6, f_hat=f_hat, grad_sparsity=9,
-                           maxiter=5, callback=xs.append)
+                           gamma=0.7, maxiter=5, callback=xs.append)
     for t in range(5):
         g = prob.jac(xs[t])
-        eta = (prob.fun(xs[t]) - f_hat) / np.sum(sp.hard_threshold(g, 9) ** 2)
+        eta = 0.7 * (prob.fun(xs[t]) - f_hat) / np.sum(sp.hard_threshold(g, 9) ** 2)
         assert res.trace.step_size[t] == pytest.approx(eta)
+        assert res.trace["curvature"][t] == pytest.approx(0.7 / (2 * eta))  # curvature is before gamma
         assert np.allclose(xs[t + 1], sp.hard_threshold(xs[t] - eta * g, 6))
         assert np.count_nonzero(xs[t + 1]) <= 6
+
+
+def test_eta_max_caps_the_step(problem):
+    prob, _ = problem
+    res = sp.sparse_polyak(prob.fun, np.zeros(150), prob.jac, sparsity=6, f_hat=0.0, eta_max=0.05, maxiter=10)
+    assert np.nanmax(res.trace.step_size) == pytest.approx(0.05)
 
 
 def test_noiseless_exact_recovery():
     prob = sp.make_sparse_regression(100, 400, 3, 0.0, rng=0)
     common = dict(sparsity=6, f_hat=0.0, theta_star=prob.theta_star, tol=1e-8, maxiter=3000)
-    a = sp.sparse_polyak(prob.fun, np.zeros(400), prob.jac, grad_sparsity=9, **common)
+    a = sp.sparse_polyak(prob.fun, np.zeros(400), prob.jac, **common)
     b = sp.polyak_iht(prob.fun, np.zeros(400), prob.jac, **common)
     assert a.success and a.trace["error"][-1] <= 1e-8
     assert b.success and a.nit < b.nit / 2
@@ -132,23 +160,16 @@ def test_constant_step_decreases_objective(problem):
     assert np.all(np.diff(res.trace.objective) <= 1e-12)  # IHT with eta <= 1/L is monotone
 
 
-def test_low_dimension_both_rules_alike():
-    for d in (50, 100):
-        it = sp.compare_rules(d, n=400, seed=0, stop_at_precision=True, maxiter=500)["iters"]
-        assert it["polyak"] <= 3 * it["sparse_polyak"]
-
-
-def test_dimension_hurts_polyak_not_sparse_polyak():
-    small = sp.compare_rules(200, seed=3, stop_at_precision=True)["iters"]
-    big = sp.compare_rules(2000, seed=3, stop_at_precision=True)["iters"]
-    assert big["sparse_polyak"] <= 2 * small["sparse_polyak"]
-    assert big["polyak"] >= 3 * small["polyak"]
-
-
 def test_gap_closing_stops(problem):
-    prob, f_hat = problem
+    prob, _ = problem
     res = sp.polyak_iht(prob.fun, np.zeros(150), prob.jac, sparsity=6, f_hat=prob.fun(np.zeros(150)) + 1.0)
     assert res.nit == 0 and res.success and "gap" in res.message
+
+
+def test_divergence_is_reported(problem):
+    prob, _ = problem
+    res = sp.constant_step_iht(prob.fun, np.zeros(150), prob.jac, sparsity=6, eta=50.0, maxiter=200)
+    assert not res.success and "diverged" in res.message
 
 
 def test_determinism():
@@ -157,8 +178,92 @@ def test_determinism():
     assert np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y)
 
 
-def test_loglog_slope():
-    assert sp.loglog_slope([1, 10, 100], [3, 30, 300]) == pytest.approx(1.0)
+def test_importing_the_method_does_not_import_plotly():
+    code = "import sys; import optbook.classical.sparse_polyak; print('plotly' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+# ------------------------------------------------------------------ experiments
+
+def test_low_dimension_both_rules_alike():
+    """For d <= n/4 both curvatures are O(1): Polyak is no slower than 3x Sparse Polyak."""
+    for d in (50, 100):
+        it = ex.compare_rules(d, n=400, seed=0, f_hat="oracle", stop_at_precision=True, maxiter=500)["iters"]
+        assert it["polyak"] <= 3 * it["sparse_polyak"]
+
+
+def test_dimension_hurts_polyak_not_sparse_polyak():
+    small = ex.compare_rules(200, seed=3, stop_at_precision=True)["iters"]
+    big = ex.compare_rules(2000, seed=3, stop_at_precision=True)["iters"]
+    assert big["sparse_polyak"] <= 2 * small["sparse_polyak"]
+    assert big["polyak"] >= 3 * small["polyak"]
+
+
+def test_zero_f_hat_is_the_unconstrained_minimum_when_d_exceeds_n():
+    prob = ex.regression_setup(300, n=60, s=3, sigma=0.3, seed=1)["problem"]
+    theta_ls = np.linalg.lstsq(prob.X, prob.y, rcond=None)[0]
+    assert prob.fun(theta_ls) < 1e-20
+    res = ex.run_rule("polyak", 300, n=60, s=3, sigma=0.3, seed=1, maxiter=3)
+    theta = res.x
+    u = prob.X @ (theta - theta_ls) / np.sqrt(prob.n)
+    assert prob.fun(theta) == pytest.approx(0.5 * u @ u, rel=1e-10)
+
+
+def test_f_hat_choices():
+    setup = ex.regression_setup(500, seed=0)
+    f = setup["f_hats"]
+    assert set(f) == set(ex.F_HATS) and f["zero"] == 0.0
+    assert f["half_truth"] == pytest.approx(f["truth"] / 2)
+    assert f["oracle"] <= f["truth"]  # least squares on the support beats theta* on its own loss
+
+
+def test_iterations_to_precision_and_nan_when_never():
+    it = ex.iterations_to_precision("sparse_polyak", 500, 100)
+    res = ex.run_rule("sparse_polyak", 500, seed=100, stop_at_precision=True)
+    assert it == res.nit and res.trace["error"][-1] <= ex.regression_setup(500, seed=100)["target"]
+    assert np.isnan(ex.iterations_to_precision("sparse_polyak", 500, 100, gamma=8.0, maxiter=200))
+
+
+def test_tuning_uses_equal_grids_and_lands_inside_them():
+    sizes = {len(next(iter(g.values()))) for g in ex.GRIDS.values()}
+    assert sizes == {6}
+    tunings = ex.tune_rules()
+    for rule, t in tunings.items():
+        assert isinstance(t, Tuning) and t.size == 6 and t.seeds == ex.TUNING_SEEDS
+        assert not t.on_edge(), f"{rule}: best {t.best} on the edge of its grid"
+    assert not set(ex.TUNING_SEEDS) & set(ex.CLAIM_SEEDS)  # held out
+    control = ex.tune_rule("sparse_polyak", full_gradient=True)
+    assert np.array_equal(control.scores, tunings["polyak"].scores, equal_nan=True)  # s_g = d is Polyak
+
+
+# ------------------------------------------------------------------ figures and explorers
+
+def test_explorer_latency():
+    figs.threshold_slider_figure()  # fills the caches the live explorer shares
+    assert figs.EXPLORER_THRESHOLD.latency_ms()["median_ms"] < 150
+    fig = figs.threshold_explorer_figure(2000)
+    assert fig.data[2].y[-1] < 0.5  # the current-s_g line reached the floor
+
+
+def test_threshold_sweep_interpolates_to_polyak():
+    sweep = figs.threshold_sweep()
+    its = sweep["iters"]
+    assert its[figs.SG_GRID.index(10)] < its[-1] / 5  # s_g = s~ much faster than s_g = d
+    res = figs.threshold_run(2000)
+    assert res.trace.meta["grad_sparsity"] == 2000
+
+
+def test_watch_figures_and_numbers():
+    err, steps = figs.watch_figures(d=500, maxiter=60)
+    assert len(err.data) == 5 and len(steps.data) == 5
+    w = figs.watch_numbers(d=500, maxiter=60)
+    assert w["step_ratio"] > 1 and w["iters_sparse_polyak"] <= w["iters_polyak"]
+
+
+def test_d_slider_has_one_frame_per_ratio():
+    fig = figs.d_slider_figure()
+    assert len(fig.frames) == len(figs.D_OVER_N)
 
 
 # ------------------------------------------------------------------ bad input
@@ -166,64 +271,135 @@ def test_loglog_slope():
 def test_bad_inputs(problem):
     prob, f_hat = problem
     x0 = np.zeros(150)
-    with pytest.raises(ValueError, match="k"):
-        sp.hard_threshold(np.ones(3), -1)
-    with pytest.raises(ValueError, match="v"):
-        sp.hard_threshold([1.0, np.nan], 1)
-    with pytest.raises(ValueError, match="step"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, step="armijo", f_hat=f_hat)
-    with pytest.raises(ValueError, match="sparsity"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=0, f_hat=f_hat)
-    with pytest.raises(ValueError, match="sparsity"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=151, f_hat=f_hat)
-    with pytest.raises(ValueError, match="f_hat"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6)
-    with pytest.raises(ValueError, match="f_hat"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=np.inf)
-    with pytest.raises(ValueError, match="eta"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, step="constant")
-    with pytest.raises(ValueError, match="eta"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, step="constant", eta=-1.0)
-    with pytest.raises(ValueError, match="eta_max"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=f_hat, eta_max=0.0)
-    with pytest.raises(ValueError, match="grad_sparsity"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=f_hat, grad_sparsity=0)
-    with pytest.raises(ValueError, match="x0"):
-        sp.iht(prob.fun, np.full(150, np.nan), prob.jac, sparsity=6, f_hat=f_hat)
-    with pytest.raises(ValueError, match="theta_star"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=f_hat, theta_star=np.zeros(3))
-    with pytest.raises(ValueError, match="theta_star"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=f_hat, tol=0.1)
-    with pytest.raises(ValueError, match="maxiter"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=f_hat, maxiter=-1)
-    with pytest.raises(ValueError, match="callback"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=f_hat, callback=3)
-    with pytest.raises(ValueError, match="s must be"):
-        sp.make_sparse_regression(10, 5, 6)
-    with pytest.raises(ValueError, match="sigma"):
-        sp.make_sparse_regression(10, 20, 2, sigma=-1.0)
-    with pytest.raises(ValueError, match="y"):
-        sp.SparseLeastSquares(np.ones((3, 4)), np.ones(2))
-    with pytest.raises(ValueError, match="X"):
-        sp.SparseLeastSquares(np.ones(3), np.ones(3))
-    with pytest.raises(ValueError, match="y"):
-        sp.SparseLogistic(np.ones((3, 4)), np.array([0.0, 1.0, 1.0]))
-    with pytest.raises(ValueError, match="support"):
-        prob.support_fit(np.array([0, 0]))
-    with pytest.raises(ValueError, match="problem"):
-        sp.oracle_fit(sp.SparseLeastSquares(np.ones((3, 4)), np.ones(3)))
-    with pytest.raises(ValueError, match="k"):
-        sp.restricted_smoothness(prob.X, 151)
-    with pytest.raises(ValueError, match="rules"):
-        sp.compare_rules(100, rules=("newton",))
-    with pytest.raises(ValueError, match="d_over_n"):
-        sp.d_explorer_figure(3.0)
-    with pytest.raises(ValueError, match="s_g"):
-        sp.threshold_explorer_figure(7)
+    bad = [
+        (sp.hard_threshold, (np.ones(3), -1), {}, "k"),
+        (sp.hard_threshold, ([1.0, np.nan], 1), {}, "v"),
+        (sp.hard_threshold, (np.ones((2, 2)), 1), {}, "v"),
+        (sp.hard_threshold, ([], 1), {}, "v"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, step="armijo", f_hat=f_hat), "step"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=0, f_hat=f_hat), "sparsity"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=151, f_hat=f_hat), "sparsity"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6), "f_hat"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=np.inf), "f_hat"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=np.nan), "f_hat"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, step="constant"), "eta"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, step="constant", eta=-1.0), "eta"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, step="constant", eta=np.nan), "eta"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, eta=0.1), "eta"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, eta_max=0.0), "eta_max"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, eta_max=np.nan), "eta_max"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, gamma=0.0), "gamma"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, gamma=np.inf), "gamma"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, grad_sparsity=0), "grad_sparsity"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, grad_sparsity=151), "grad_sparsity"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, step="polyak", f_hat=f_hat, grad_sparsity=9),
+         "grad_sparsity"),
+        (sp.iht, (prob.fun, np.full(150, np.nan), prob.jac), dict(sparsity=6, f_hat=f_hat), "x0"),
+        (sp.iht, (prob.fun, np.array([]), prob.jac), dict(sparsity=6, f_hat=f_hat), "x0"),
+        (sp.iht, (3, x0, prob.jac), dict(sparsity=6, f_hat=f_hat), "fun"),
+        (sp.iht, (prob.fun, x0, None), dict(sparsity=6, f_hat=f_hat), "jac"),
+        (sp.iht, (prob.fun, x0, lambda x: np.ones(3)), dict(sparsity=6, f_hat=f_hat), "jac"),
+        (sp.iht, (lambda x: np.nan, x0, prob.jac), dict(sparsity=6, f_hat=f_hat), "finite"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, theta_star=np.zeros(3)), "theta_star"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, tol=0.1), "theta_star"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, tol=-1.0), "tol"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, tol=np.nan), "tol"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, maxiter=-1), "maxiter"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, maxiter=2.5), "maxiter"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, callback=3), "callback"),
+        (sp.sparse_polyak, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, grad_sparsity=-2),
+         "grad_sparsity"),
+        (sp.polyak_iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=np.nan), "f_hat"),
+        (sp.constant_step_iht, (prob.fun, x0, prob.jac), dict(sparsity=6, eta=np.inf), "eta"),
+        (sp.make_sparse_regression, (10, 5, 6), {}, "s must be"),
+        (sp.make_sparse_regression, (0, 5, 1), {}, "n"),
+        (sp.make_sparse_regression, (10, 20, 2), dict(sigma=-1.0), "sigma"),
+        (sp.make_sparse_regression, (10, 20, 2), dict(sigma=np.nan), "sigma"),
+        (sp.make_sparse_logistic, (10, 20, 2), dict(norm=0.0), "norm"),
+        (sp.make_sparse_logistic, (10, 20, 0), {}, "s"),
+        (sp.SparseLeastSquares, (np.ones((3, 4)), np.ones(2)), {}, "y"),
+        (sp.SparseLeastSquares, (np.ones(3), np.ones(3)), {}, "X"),
+        (sp.SparseLeastSquares, (np.full((3, 4), np.inf), np.ones(3)), {}, "X"),
+        (sp.SparseLeastSquares, (np.ones((3, 4)), np.ones(3)), dict(theta_star=np.ones(3)), "theta_star"),
+        (sp.SparseLogistic, (np.ones((3, 4)), np.array([0.0, 1.0, 1.0])), {}, "y"),
+        (sp.SparseLogistic, (np.ones((0, 4)), np.ones(0)), {}, "X"),
+        (prob.support_fit, (np.array([0, 0]),), {}, "support"),
+        (prob.support_fit, (np.array([], dtype=int),), {}, "support"),
+        (prob.support_fit, (np.array([0, 150]),), {}, "support"),
+        (prob.fun, (np.full(150, np.nan),), {}, "x"),
+        (prob.jac, (np.zeros(3),), {}, "x"),
+        (sp.oracle_fit, (sp.SparseLeastSquares(np.ones((3, 4)), np.ones(3)),), {}, "problem"),
+        (sp.oracle_fit, ("regression",), {}, "problem"),
+        (sp.statistical_precision, (0.0, 5, 200, 2000), {}, "sigma"),
+        (sp.statistical_precision, (0.5, 5, 200, 1), {}, "d"),
+        (sp.statistical_precision, (0.5, 5, 200, 2000), dict(factor=np.nan), "factor"),
+        (sp.global_smoothness, (np.full((3, 3), np.nan),), {}, "X"),
+        (sp.marchenko_pastur_edge, (0, 10), {}, "n"),
+        (sp.restricted_smoothness, (prob.X, 151), {}, "k"),
+        (sp.restricted_smoothness, (prob.X, 5), dict(n_supports=0), "n_supports"),
+        (ex.regression_setup, (1,), {}, "d"),
+        (ex.regression_setup, (500,), dict(seed=-1), "seed"),
+        (ex.setup_smoothness, (500,), dict(sigma=np.nan), "sigma"),
+        (ex.run_rule, ("newton", 500), {}, "rule"),
+        (ex.run_rule, ("sparse_polyak", 500), dict(f_hat="oracle-ish"), "f_hat"),
+        (ex.run_rule, ("sparse_polyak", 500), dict(gamma=-1.0), "gamma"),
+        (ex.run_rule, ("polyak", 500), dict(eta=0.1), "eta"),
+        (ex.run_rule, ("polyak", 500), dict(grad_sparsity=9), "grad_sparsity"),
+        (ex.run_rule, ("sparse_polyak", 500), dict(grad_sparsity=501), "grad_sparsity"),
+        (ex.run_rule, ("sparse_polyak", 20), dict(sparsity_factor=5), "sparsity_factor"),
+        (ex.run_rule, ("sparse_polyak", 500), dict(maxiter=-3), "maxiter"),
+        (ex.run_rule, ("sparse_polyak", 500), dict(s=0), "s"),
+        (ex.iterations_to_precision, ("sparse_polyak", 500, -1), {}, "seed"),
+        (ex.compare_rules, (100,), dict(rules=("newton",)), "rules"),
+        (ex.compare_rules, (100,), dict(rules=()), "rules"),
+        (ex.compare_rules, (100,), dict(sigma=0.0), "sigma"),
+        (ex.compare_rules_logistic, (250,), dict(factor=-1.0), "factor"),
+        (ex.compare_rules_logistic, (250,), dict(sparsity_factor=0), "sparsity_factor"),
+        (ex.tune_rule, ("newton",), {}, "rule"),
+        (ex.tune_rule, ("polyak",), dict(seeds=(-1,)), "seeds"),
+        (ex.tune_rules, (), dict(seeds=()), "seeds"),
+        (figs.watch_figures, (), dict(d=5), "d"),
+        (figs.watch_numbers, (), dict(maxiter=0), "maxiter"),
+        (figs.runs_at, (1,), {}, "d"),
+        (figs.d_explorer_figure, (3.0,), {}, "d_over_n"),
+        (figs.threshold_explorer_figure, (7,), {}, "s_g"),
+        (figs.threshold_run, (7,), {}, "s_g"),
+        (figs.curve_name, ("newton",), {}, "curve"),
+        (figs.d_sweep, (), dict(seed=-1), "seed"),
+    ]
+    for func, args, kwargs, match in bad:
+        with pytest.raises(ValueError, match=match):
+            func(*args, **kwargs)
 
 
-def test_explorer_latency():
-    sp.threshold_slider_figure()  # fills the caches the live explorer shares
-    assert sp.EXPLORER_THRESHOLD.latency_ms()["median_ms"] < 150
-    fig = sp.threshold_explorer_figure(2000)
-    assert fig.data[2].y[-1] < 0.5  # the current-s_g line reached the floor
+def test_every_public_function_is_covered_by_the_bad_input_test():
+    """A new public function of the chapter's modules must get its bad-input cases above."""
+    source = inspect.getsource(test_bad_inputs)
+    for module, alias in ((sp, "sp"), (ex, "ex"), (figs, "figs")):
+        for name, obj in vars(module).items():
+            if name.startswith("_") or not callable(obj) or getattr(obj, "__module__", None) != module.__name__:
+                continue
+            if name.startswith("claim_") or isinstance(obj, type) and not issubclass(obj, sp.Problem):
+                continue  # claims take only (fast, control); tested in tests/test_claims.py
+            if not isinstance(obj, type) and not inspect.signature(obj).parameters:
+                continue  # takes no input
+            assert f"{alias}.{name}" in source or f"prob.{name}" in source, f"{module.__name__}.{name} untested"
+
+
+def test_chapter_text_has_no_control_characters():
+    """A backslash escape lost in an edit (a literal tab in `\\tilde`) shows as garbage on the page."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "book/part1-classical/02-sparse-polyak.md").read_text()
+    bad = [(i, repr(c)) for i, c in enumerate(text) if ord(c) < 32 and c != "\n"]
+    assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_sparse_polyak_with_zero_f_hat_ends_in_a_two_cycle(seed):
+    """What the chapter says of the 'Watch it run' figure: with f_hat = 0 the step never decays
+    and the iterates alternate between two points."""
+    prob = ex.regression_setup(2000, seed=seed)["problem"]
+    xs: list = []
+    sp.sparse_polyak(prob.fun, np.zeros(2000), prob.jac, sparsity=10, f_hat=0.0, maxiter=250, callback=xs.append)
+    assert np.linalg.norm(xs[-1] - xs[-3]) < 1e-12 < np.linalg.norm(xs[-1] - xs[-2])
