@@ -1,5 +1,5 @@
-"""Tests of chapter 02: IHT with Sparse Polyak, Polyak and constant steps; the chapter's
-experiments, tuning and figures."""
+"""Tests of chapter 02's methods: IHT with Sparse Polyak, Polyak and constant steps (the
+chapter's experiments, claims and figures are tested in test_sparse_polyak_chapter.py)."""
 import inspect
 import subprocess
 import sys
@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 
 from optbook.classical import sparse_polyak as sp
-from optbook.classical import sparse_polyak_experiments as ex
-from optbook.classical import sparse_polyak_figures as figs
-from optbook.core import Tuning, check_derivatives
+from optbook.core import check_derivatives
 
 
 # ------------------------------------------------------------------ hard thresholding
@@ -184,88 +182,6 @@ def test_importing_the_method_does_not_import_plotly():
     assert out.strip() == "False"
 
 
-# ------------------------------------------------------------------ experiments
-
-def test_low_dimension_both_rules_alike():
-    """For d <= n/4 both curvatures are O(1): Polyak is no slower than 3x Sparse Polyak."""
-    for d in (50, 100):
-        it = ex.compare_rules(d, n=400, seed=0, f_hat="oracle", stop_at_precision=True, maxiter=500)["iters"]
-        assert it["polyak"] <= 3 * it["sparse_polyak"]
-
-
-def test_dimension_hurts_polyak_not_sparse_polyak():
-    small = ex.compare_rules(200, seed=3, stop_at_precision=True)["iters"]
-    big = ex.compare_rules(2000, seed=3, stop_at_precision=True)["iters"]
-    assert big["sparse_polyak"] <= 2 * small["sparse_polyak"]
-    assert big["polyak"] >= 3 * small["polyak"]
-
-
-def test_zero_f_hat_is_the_unconstrained_minimum_when_d_exceeds_n():
-    prob = ex.regression_setup(300, n=60, s=3, sigma=0.3, seed=1)["problem"]
-    theta_ls = np.linalg.lstsq(prob.X, prob.y, rcond=None)[0]
-    assert prob.fun(theta_ls) < 1e-20
-    res = ex.run_rule("polyak", 300, n=60, s=3, sigma=0.3, seed=1, maxiter=3)
-    theta = res.x
-    u = prob.X @ (theta - theta_ls) / np.sqrt(prob.n)
-    assert prob.fun(theta) == pytest.approx(0.5 * u @ u, rel=1e-10)
-
-
-def test_f_hat_choices():
-    setup = ex.regression_setup(500, seed=0)
-    f = setup["f_hats"]
-    assert set(f) == set(ex.F_HATS) and f["zero"] == 0.0
-    assert f["half_truth"] == pytest.approx(f["truth"] / 2)
-    assert f["oracle"] <= f["truth"]  # least squares on the support beats theta* on its own loss
-
-
-def test_iterations_to_precision_and_nan_when_never():
-    it = ex.iterations_to_precision("sparse_polyak", 500, 100)
-    res = ex.run_rule("sparse_polyak", 500, seed=100, stop_at_precision=True)
-    assert it == res.nit and res.trace["error"][-1] <= ex.regression_setup(500, seed=100)["target"]
-    assert np.isnan(ex.iterations_to_precision("sparse_polyak", 500, 100, gamma=8.0, maxiter=200))
-
-
-def test_tuning_uses_equal_grids_and_lands_inside_them():
-    sizes = {len(next(iter(g.values()))) for g in ex.GRIDS.values()}
-    assert sizes == {6}
-    tunings = ex.tune_rules()
-    for rule, t in tunings.items():
-        assert isinstance(t, Tuning) and t.size == 6 and t.seeds == ex.TUNING_SEEDS
-        assert not t.on_edge(), f"{rule}: best {t.best} on the edge of its grid"
-    assert not set(ex.TUNING_SEEDS) & set(ex.CLAIM_SEEDS)  # held out
-    control = ex.tune_rule("sparse_polyak", full_gradient=True)
-    assert np.array_equal(control.scores, tunings["polyak"].scores, equal_nan=True)  # s_g = d is Polyak
-
-
-# ------------------------------------------------------------------ figures and explorers
-
-def test_explorer_latency():
-    figs.threshold_slider_figure()  # fills the caches the live explorer shares
-    assert figs.EXPLORER_THRESHOLD.latency_ms()["median_ms"] < 150
-    fig = figs.threshold_explorer_figure(2000)
-    assert fig.data[2].y[-1] < 0.5  # the current-s_g line reached the floor
-
-
-def test_threshold_sweep_interpolates_to_polyak():
-    sweep = figs.threshold_sweep()
-    its = sweep["iters"]
-    assert its[figs.SG_GRID.index(10)] < its[-1] / 5  # s_g = s~ much faster than s_g = d
-    res = figs.threshold_run(2000)
-    assert res.trace.meta["grad_sparsity"] == 2000
-
-
-def test_watch_figures_and_numbers():
-    err, steps = figs.watch_figures(d=500, maxiter=60)
-    assert len(err.data) == 5 and len(steps.data) == 5
-    w = figs.watch_numbers(d=500, maxiter=60)
-    assert w["step_ratio"] > 1 and w["iters_sparse_polyak"] <= w["iters_polyak"]
-
-
-def test_d_slider_has_one_frame_per_ratio():
-    fig = figs.d_slider_figure()
-    assert len(fig.frames) == len(figs.D_OVER_N)
-
-
 # ------------------------------------------------------------------ bad input
 
 def test_bad_inputs(problem):
@@ -337,35 +253,6 @@ def test_bad_inputs(problem):
         (sp.marchenko_pastur_edge, (0, 10), {}, "n"),
         (sp.restricted_smoothness, (prob.X, 151), {}, "k"),
         (sp.restricted_smoothness, (prob.X, 5), dict(n_supports=0), "n_supports"),
-        (ex.regression_setup, (1,), {}, "d"),
-        (ex.regression_setup, (500,), dict(seed=-1), "seed"),
-        (ex.setup_smoothness, (500,), dict(sigma=np.nan), "sigma"),
-        (ex.run_rule, ("newton", 500), {}, "rule"),
-        (ex.run_rule, ("sparse_polyak", 500), dict(f_hat="oracle-ish"), "f_hat"),
-        (ex.run_rule, ("sparse_polyak", 500), dict(gamma=-1.0), "gamma"),
-        (ex.run_rule, ("polyak", 500), dict(eta=0.1), "eta"),
-        (ex.run_rule, ("polyak", 500), dict(grad_sparsity=9), "grad_sparsity"),
-        (ex.run_rule, ("sparse_polyak", 500), dict(grad_sparsity=501), "grad_sparsity"),
-        (ex.run_rule, ("sparse_polyak", 20), dict(sparsity_factor=5), "sparsity_factor"),
-        (ex.run_rule, ("sparse_polyak", 500), dict(maxiter=-3), "maxiter"),
-        (ex.run_rule, ("sparse_polyak", 500), dict(s=0), "s"),
-        (ex.iterations_to_precision, ("sparse_polyak", 500, -1), {}, "seed"),
-        (ex.compare_rules, (100,), dict(rules=("newton",)), "rules"),
-        (ex.compare_rules, (100,), dict(rules=()), "rules"),
-        (ex.compare_rules, (100,), dict(sigma=0.0), "sigma"),
-        (ex.compare_rules_logistic, (250,), dict(factor=-1.0), "factor"),
-        (ex.compare_rules_logistic, (250,), dict(sparsity_factor=0), "sparsity_factor"),
-        (ex.tune_rule, ("newton",), {}, "rule"),
-        (ex.tune_rule, ("polyak",), dict(seeds=(-1,)), "seeds"),
-        (ex.tune_rules, (), dict(seeds=()), "seeds"),
-        (figs.watch_figures, (), dict(d=5), "d"),
-        (figs.watch_numbers, (), dict(maxiter=0), "maxiter"),
-        (figs.runs_at, (1,), {}, "d"),
-        (figs.d_explorer_figure, (3.0,), {}, "d_over_n"),
-        (figs.threshold_explorer_figure, (7,), {}, "s_g"),
-        (figs.threshold_run, (7,), {}, "s_g"),
-        (figs.curve_name, ("newton",), {}, "curve"),
-        (figs.d_sweep, (), dict(seed=-1), "seed"),
     ]
     for func, args, kwargs, match in bad:
         with pytest.raises(ValueError, match=match):
@@ -373,33 +260,13 @@ def test_bad_inputs(problem):
 
 
 def test_every_public_function_is_covered_by_the_bad_input_test():
-    """A new public function of the chapter's modules must get its bad-input cases above."""
+    """A new public function of the module must get its bad-input cases above."""
     source = inspect.getsource(test_bad_inputs)
-    for module, alias in ((sp, "sp"), (ex, "ex"), (figs, "figs")):
-        for name, obj in vars(module).items():
-            if name.startswith("_") or not callable(obj) or getattr(obj, "__module__", None) != module.__name__:
-                continue
-            if name.startswith("claim_") or isinstance(obj, type) and not issubclass(obj, sp.Problem):
-                continue  # claims take only (fast, control); tested in tests/test_claims.py
-            if not isinstance(obj, type) and not inspect.signature(obj).parameters:
-                continue  # takes no input
-            assert f"{alias}.{name}" in source or f"prob.{name}" in source, f"{module.__name__}.{name} untested"
-
-
-def test_chapter_text_has_no_control_characters():
-    """A backslash escape lost in an edit (a literal tab in `\\tilde`) shows as garbage on the page."""
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parents[2] / "book/part1-classical/02-sparse-polyak.md").read_text()
-    bad = [(i, repr(c)) for i, c in enumerate(text) if ord(c) < 32 and c != "\n"]
-    assert not bad, bad[:5]
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_sparse_polyak_with_zero_f_hat_ends_in_a_two_cycle(seed):
-    """What the chapter says of the 'Watch it run' figure: with f_hat = 0 the step never decays
-    and the iterates alternate between two points."""
-    prob = ex.regression_setup(2000, seed=seed)["problem"]
-    xs: list = []
-    sp.sparse_polyak(prob.fun, np.zeros(2000), prob.jac, sparsity=10, f_hat=0.0, maxiter=250, callback=xs.append)
-    assert np.linalg.norm(xs[-1] - xs[-3]) < 1e-12 < np.linalg.norm(xs[-1] - xs[-2])
+    for name, obj in vars(sp).items():
+        if name.startswith("_") or not callable(obj) or getattr(obj, "__module__", None) != sp.__name__:
+            continue
+        if isinstance(obj, type) and not issubclass(obj, sp.Problem):
+            continue
+        if not isinstance(obj, type) and not inspect.signature(obj).parameters:
+            continue  # takes no input
+        assert f"sp.{name}" in source or f"prob.{name}" in source, f"{sp.__name__}.{name} has no bad-input case"

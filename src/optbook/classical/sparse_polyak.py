@@ -11,9 +11,8 @@ Iterative hard thresholding (IHT) for sparse M-estimation, min f(theta) subject 
 * **constant** (baseline): a fixed step, e.g. 1/L with L = lambda_max(X^T X / n).
 
 This module holds what a user imports: the methods, the two losses, the curvature helpers. The
-chapter's experiments and claims live in :mod:`optbook.classical.sparse_polyak_experiments`, its
-figures and explorers in :mod:`optbook.classical.sparse_polyak_figures` (so importing the method
-does not import plotly).
+chapter's experiments, claims, figures and explorers live in
+:mod:`optbook.classical.sparse_polyak_chapter` (so importing the method does not import plotly).
 
 Every method has the ``scipy.optimize.minimize`` shape (``fun, x0, jac``) and returns a
 :class:`~optbook.core.Result` whose :class:`~optbook.core.Trace` logs the objective, gradient
