@@ -216,6 +216,10 @@ def test_bad_inputs(problem):
         (sp.iht, (prob.fun, x0, None), dict(sparsity=6, f_hat=f_hat), "jac"),
         (sp.iht, (prob.fun, x0, lambda x: np.ones(3)), dict(sparsity=6, f_hat=f_hat), "jac"),
         (sp.iht, (lambda x: np.nan, x0, prob.jac), dict(sparsity=6, f_hat=f_hat), "finite"),
+        (sp.iht, (lambda x: np.ones(2), x0, prob.jac), dict(sparsity=6, f_hat=f_hat), "fun must return a scalar"),
+        # a jac that goes wrong after x0 is caught at that iterate, not by a broadcasting error
+        (sp.iht, (prob.fun, x0, lambda x: prob.jac(x) if not x.any() else np.ones(3)), dict(sparsity=6, f_hat=f_hat),
+         "jac must return an array of shape"),
         (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, theta_star=np.zeros(3)), "theta_star"),
         (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, tol=0.1), "theta_star"),
         (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, tol=-1.0), "tol"),

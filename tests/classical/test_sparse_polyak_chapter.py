@@ -87,6 +87,24 @@ def test_watch_figures_and_numbers():
     assert w["step_ratio"] > 1 and w["iters_sparse_polyak"] <= w["iters_polyak"]
 
 
+def test_floor_numbers_match_what_the_chapter_says():
+    """The takeaway: at the chapter's d = 2000, Sparse Polyak with f_hat = 0 stalls above the rate
+    sigma sqrt(s log d / n) on every seed while Polyak and 1/L get below it (the claim's target,
+    twice the rate, hides this)."""
+    f = ch.floor_numbers()
+    assert f["rate"] == pytest.approx(sp.statistical_precision(0.5, 5, 200, 2000, factor=1.0))
+    assert f["below_sparse_polyak"] == 0 and f["below_polyak"] == f["below_constant"] == f["seeds"] == 5
+    assert f["floor_sparse_polyak"] > max(f["floor_polyak"], f["floor_constant"])
+
+
+def test_tuned_constant_step_does_not_transfer_to_another_sparsity():
+    """The text's caveat to 'the tuned constant step is just as fast': tuned at s = 5, it fails
+    at s = 8 (d = 2000 keeps the test quick), while Sparse Polyak reaches the target on every seed."""
+    t = ch.transfer_numbers(s=8, d=2000, seeds=(0, 1, 2, 3, 4), maxiter=200)
+    assert t["reached_sparse_polyak"] == 5 and t["iters_sparse_polyak"] <= 10
+    assert t["reached_constant"] < 5
+
+
 def test_d_slider_has_one_frame_per_ratio():
     fig = ch.d_slider_figure()
     assert len(fig.frames) == len(ch.D_OVER_N)
@@ -125,6 +143,14 @@ def test_bad_inputs():
         (ch.threshold_run, (7,), {}, "s_g"),
         (ch.curve_name, ("newton",), {}, "curve"),
         (ch.d_sweep, (), dict(seed=-1), "seed"),
+        (ch.threshold_run, (10.0,), {}, "s_g"),
+        (ch.floor_numbers, (), dict(seeds=()), "seeds"),
+        (ch.floor_numbers, (), dict(d=10), "d"),
+        (ch.floor_numbers, (), dict(maxiter=0), "maxiter"),
+        (ch.transfer_numbers, (), dict(s=0), "s"),
+        (ch.transfer_numbers, (), dict(s=20, d=30), "2 s must be"),
+        (ch.transfer_numbers, (), dict(seeds=(-1,)), "seeds"),
+        (ch.transfer_numbers, (), dict(maxiter=np.nan), "maxiter"),
     ]
     for func, args, kwargs, match in bad:
         with pytest.raises(ValueError, match=match):

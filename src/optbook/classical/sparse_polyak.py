@@ -294,6 +294,17 @@ def _check_callable(f, name: str) -> None:
         raise ValueError(f"{name} must be callable, got {type(f).__name__}")
 
 
+def _evaluate(fun: Fun, jac: Jac, x: np.ndarray) -> tuple[float, np.ndarray]:
+    """f(x) and grad f(x), checked for type and shape at every iterate (not only at x0)."""
+    f = np.asarray(fun(x), dtype=float)
+    if f.shape != ():
+        raise ValueError(f"fun must return a scalar, got an array of shape {f.shape}")
+    g = np.asarray(jac(x), dtype=float)
+    if g.shape != x.shape:
+        raise ValueError(f"jac must return an array of shape {x.shape}, got {g.shape}")
+    return float(f), g
+
+
 def iht(
     fun: Fun,
     x0: np.ndarray,
@@ -401,9 +412,9 @@ def iht(
     trace = Trace(method_name or RULE_NAMES[step],
                   meta=dict(step=step, sparsity=sparsity, grad_sparsity=s_g, f_hat=f_hat, eta=eta, gamma=gamma))
     x = x * _top_k_mask(x, sparsity)
-    f, g = float(fun(x)), np.asarray(jac(x), dtype=float)
-    if not (np.isfinite(f) and g.shape == (d,) and np.all(np.isfinite(g))):
-        raise ValueError(f"fun and jac must be finite at x0 (and jac of shape ({d},))")
+    f, g = _evaluate(fun, jac, x)
+    if not (np.isfinite(f) and np.all(np.isfinite(g))):
+        raise ValueError("fun and jac must be finite at x0")
     blow_up = DIVERGENCE_FACTOR * max(abs(f), 1.0)
     nfev = njev = 1
     message, success = "maximum number of iterations reached", False
@@ -437,7 +448,7 @@ def iht(
         trace.update_last(step_size=eta_t, curvature=curvature)
         z = x - eta_t * g
         x = z * _top_k_mask(z, sparsity)
-        f, g = float(fun(x)), np.asarray(jac(x), dtype=float)
+        f, g = _evaluate(fun, jac, x)
         nfev, njev = nfev + 1, njev + 1
         if not (np.isfinite(f) and np.all(np.isfinite(g))):
             message = "diverged: f or its gradient is not finite"
