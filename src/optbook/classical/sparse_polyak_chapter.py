@@ -543,13 +543,18 @@ def _d_step(ratio: float) -> SliderStep:
     return SliderStep(label=f"{ratio:g}", traces=traces)
 
 
+#: The two-panel figures stack their panels (top: a run, bottom: the sweep) so that both stay
+#: readable at phone width, where side-by-side panels crowded their axis titles into each other.
+D_FIG_HEIGHT, SG_FIG_HEIGHT = 820, 760
+
+
 def _style_d_figure(fig: go.Figure) -> go.Figure:
     fig.update_layout(
-        xaxis=dict(domain=[0, 0.5], title_text="iteration t", range=[0, _t_max()]),
-        yaxis=dict(type="log", title_text="error ||theta_t - theta*||", range=[-1.0, 0.45]),
-        xaxis2=dict(domain=[0.62, 1], type="log", title_text="d / n", anchor="y2", showline=True,
+        xaxis=dict(domain=[0, 1], title_text="iteration t", range=[0, _t_max()]),
+        yaxis=dict(domain=[0.6, 1], type="log", title_text="error ||theta_t - theta*||", range=[-1.0, 0.45]),
+        xaxis2=dict(domain=[0, 1], type="log", title_text="d / n", anchor="y2", showline=True,
                     linecolor="#888", mirror=True),
-        yaxis2=dict(type="log", title_text="curvature (eigenvalue scale)", anchor="x2", range=[-0.5, 2.1],
+        yaxis2=dict(domain=[0, 0.4], type="log", title_text="curvature", anchor="x2", range=[-0.5, 2.1],
                     showline=True, linecolor="#888", mirror=True),
         legend=dict(font=dict(size=11)), margin=dict(t=150),
     )
@@ -560,15 +565,15 @@ def _style_d_figure(fig: go.Figure) -> go.Figure:
 def _explorer_layout(which: str) -> dict:
     """The live explorers' layout, styled once (restyling per move would cost ~50 ms)."""
     if which == "d":
-        return _style_d_figure(base_layout(go.Figure(), height=580)).layout.to_plotly_json()
-    return _style_sg_figure(base_layout(go.Figure(), height=520)).layout.to_plotly_json()
+        return _style_d_figure(base_layout(go.Figure(), height=D_FIG_HEIGHT)).layout.to_plotly_json()
+    return _style_sg_figure(base_layout(go.Figure(), height=SG_FIG_HEIGHT)).layout.to_plotly_json()
 
 
 def d_slider_figure() -> go.Figure:
     """Static twin of :data:`EXPLORER_DIMENSION`: one frame per d/n on the D_OVER_N grid."""
     steps = [_d_step(r) for r in D_OVER_N]
     fig = slider_figure(steps, slider_label="d / n (n = 200)", active=D_OVER_N.index(10.0), fixed_axes=False,
-                        height=580)
+                        height=D_FIG_HEIGHT)
     return _style_d_figure(fig)
 
 
@@ -619,11 +624,12 @@ def _sg_step(s_g: int) -> SliderStep:
 
 def _style_sg_figure(fig: go.Figure) -> go.Figure:
     fig.update_layout(
-        xaxis=dict(domain=[0, 0.48], title_text="iteration t", range=[0, SG_ITERS]),
-        yaxis=dict(type="log", title_text="error ||theta_t - theta*||", range=[-0.75, 0.45]),
-        xaxis2=dict(domain=[0.6, 0.92], type="log", title_text="gradient threshold s_g", anchor="y2",
+        xaxis=dict(domain=[0, 1], title_text="iteration t", range=[0, SG_ITERS]),
+        yaxis=dict(domain=[0.6, 1], type="log", title_text="error ||theta_t - theta*||", range=[-0.75, 0.45]),
+        xaxis2=dict(domain=[0, 1], type="log", title_text="gradient threshold s_g", anchor="y2",
                     showline=True, linecolor="#888", mirror=True),
-        yaxis2=dict(type="log", title_text="iterations to precision", anchor="x2", range=[0, 2.0]),
+        yaxis2=dict(domain=[0, 0.4], type="log", title_text="iterations to precision", anchor="x2",
+                    range=[0, 2.0]),
         yaxis3=dict(title_text="lowest error", overlaying="y2", side="right", anchor="x2", range=[0.15, 0.4],
                     type="linear", dtick=0.05, tickformat=".2f", showgrid=False),
         legend=dict(font=dict(size=11)), margin=dict(t=110, r=60),
@@ -635,7 +641,7 @@ def threshold_slider_figure() -> go.Figure:
     """Static twin of :data:`EXPLORER_THRESHOLD`: one frame per s_g on SG_GRID."""
     steps = [_sg_step(k) for k in SG_GRID]
     fig = slider_figure(steps, slider_label="gradient threshold s_g (d = 2000)", active=SG_GRID.index(10),
-                        fixed_axes=False, height=520)
+                        fixed_axes=False, height=SG_FIG_HEIGHT)
     return _style_sg_figure(fig)
 
 
