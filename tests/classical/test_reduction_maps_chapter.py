@@ -81,7 +81,10 @@ def test_speedups_phases_and_als_beside_the_claim():
     flops = rm.factorization_flops(*ex.MF_SIZE)
     steps = {m: ex.factorization_tuning(m).best["step"] for m in ("joint GD", "reduced GD")}
     its = {m: ex.factorization_iterations(m, 0, steps[m]) for m in steps}
-    expected = its["joint GD"] * flops["joint GD"] / (its["reduced GD"] * flops["reduced GD"])
+    # Every evaluation charged, the start's and the stopping check's included; a failure costs the cap.
+    assert ex.factorization_work([3.0, np.nan], "joint GD").tolist() == [4 * flops["joint GD"],
+                                                                        (ex.MF_MAXITER + 1) * flops["joint GD"]]
+    expected = (its["joint GD"] + 1) * flops["joint GD"] / ((its["reduced GD"] + 1) * flops["reduced GD"])
     assert ex.factorization_speedups((0,))[0] == pytest.approx(expected)
     for m in steps:
         head, tail = ex.factorization_phases(m, 0)
@@ -163,6 +166,7 @@ def _bad_calls():
         ("factorization_cg_evaluations", lambda: ex.factorization_cg_evaluations(0, "yes"), "reduced"),
         ("factorization_cg_evaluations", lambda: ex.factorization_cg_evaluations(0, True, maxiter=0), "maxiter"),
         ("factorization_als_sweeps", lambda: ex.factorization_als_sweeps(-1), "seed"),
+        ("factorization_work", lambda: ex.factorization_work([3.0], "newton"), "method"),
         ("factorization_speedups", lambda: ex.factorization_speedups(()), "seeds"),
         ("factorization_speedups", lambda: ex.factorization_speedups((NAN,)), "seeds"),
         ("factorization_phases", lambda: ex.factorization_phases("newton", 0), "method"),

@@ -300,6 +300,21 @@ def _factorization_tuning(method: str, seeds: tuple[int, ...]) -> Tuning:
                        {"step": MF_STEPS}, seeds)
 
 
+def factorization_work(iterations, method: str) -> np.ndarray:
+    """Multiply-adds of ``method`` for runs of ``iterations`` (NaN: a failed run, charged the cap).
+
+    Every evaluation is charged, the one at the start and the one that certifies the stop
+    included: iterations + 1 evaluations (the ``nfev`` of the run), each at the cost of one
+    iteration (:func:`~optbook.classical.reduction_maps.factorization_flops`). For ALS, one sweep per
+    row of its trace, which charges it one half sweep more than it does (against ALS, not for it).
+    """
+    flops = factorization_flops(*MF_SIZE)
+    if method not in flops:
+        raise ValueError(f"method must be one of {sorted(flops)}, got {method!r}")
+    its = np.asarray(iterations, dtype=float)
+    return (np.where(np.isnan(its), MF_MAXITER, its) + 1) * flops[method]
+
+
 @lru_cache(maxsize=64)
 @one_blas_thread()
 def factorization_als_sweeps(seed: int) -> float:
@@ -359,12 +374,11 @@ def claim_factorisation_speedup(fast: bool = False, control: bool = False) -> Me
              for m, t in tunings.items()}
     failed = {m: int(np.sum(np.isnan(v))) for m, v in iters.items()}
     capped = {m: np.where(np.isnan(v), MF_MAXITER, v) for m, v in iters.items()}  # a failure costs the cap
-    work = {m: v * flops[m] for m, v in capped.items()}
+    work = {m: factorization_work(v, m) for m, v in iters.items()}
     speedup = work["joint GD"] / work[method]
     over_alt = work["alternating GD"] / work[method]
     # Outside the criterion, said plainly beside it: the classical ALS, with no step to tune.
-    als = np.array([factorization_als_sweeps(s) for s in seeds])
-    als_work = np.where(np.isnan(als), MF_MAXITER, als) * flops["ALS"]
+    als_work = factorization_work([factorization_als_sweeps(s) for s in seeds], "ALS")
     values = {
         "speedup_median": float(np.median(speedup)), "speedup_min": float(np.min(speedup)),
         "speedup_max": float(np.max(speedup)),
@@ -401,12 +415,10 @@ def factorization_speedups(seeds: tuple[int, ...] = FURTHER_SEEDS) -> np.ndarray
     descent on the VarPro-reduced F needs (the claim's statistic before its median; steps tuned on
     the held-out seeds, a failed run costing the iteration cap)."""
     seeds = _check_ints(seeds, "seeds")
-    flops = factorization_flops(*MF_SIZE)
     work = {}
     for m in ("joint GD", "reduced GD"):
         step = factorization_tuning(m).best["step"]
-        its = np.array([factorization_iterations(m, s, step) for s in seeds])
-        work[m] = np.where(np.isnan(its), MF_MAXITER, its) * flops[m]
+        work[m] = factorization_work([factorization_iterations(m, s, step) for s in seeds], m)
     return work["joint GD"] / work["reduced GD"]
 
 
@@ -515,25 +527,27 @@ def factorization_records(seeds: tuple[int, ...] = CLAIM_SEEDS) -> list[dict]:
     flops = factorization_flops(*MF_SIZE)
     seeds = _check_ints(seeds, "seeds")
     jt = factorization_tuning("joint GD").best["step"]
-    joint_work = np.array([factorization_iterations("joint GD", s, jt) for s in seeds]) * flops["joint GD"]
+    joint_work = factorization_work([factorization_iterations("joint GD", s, jt) for s in seeds], "joint GD")
 
-    def row(name, step, its, per):
+    def row(name, step, its, work, per):
         its = np.asarray(its, dtype=float)
         return {"method": name, "tuned step": "none" if step is None else step,
                 "median iterations": float(np.nanmedian(its)),
                 "runs that failed": int(np.sum(np.isnan(its))), "work per iteration": per / flops["joint GD"],
-                "median work / joint GD's": float(np.nanmedian(its * per / joint_work))}
+                "median work / joint GD's": float(np.nanmedian(work / joint_work))}
 
     rows = []
     for m in MF_METHODS:
         step = factorization_tuning(m).best["step"]
         label = m + (" (control)" if m == "scalar reduction" else "")
-        rows.append(row(label, step, [factorization_iterations(m, s, step) for s in seeds], flops[m]))
-    rows.append(row("nonlinear CG on f (scipy)", None, [factorization_cg_evaluations(s, False) for s in seeds],
-                    flops["joint GD"]))
-    rows.append(row("nonlinear CG on reduced F (scipy)", None,
-                    [factorization_cg_evaluations(s, True) for s in seeds], flops["reduced GD"]))
-    rows.append(row("ALS (sweeps)", None, [factorization_als_sweeps(s) for s in seeds], flops["ALS"]))
+        its = [factorization_iterations(m, s, step) for s in seeds]
+        rows.append(row(label, step, its, factorization_work(its, m), flops[m]))
+    for reduced, label, m in ((False, "nonlinear CG on f (scipy)", "joint GD"),
+                              (True, "nonlinear CG on reduced F (scipy)", "reduced GD")):
+        evals = np.array([factorization_cg_evaluations(s, reduced) for s in seeds])   # counts the start already
+        rows.append(row(label, None, evals, evals * flops[m], flops[m]))
+    als = [factorization_als_sweeps(s) for s in seeds]
+    rows.append(row("ALS (sweeps)", None, als, factorization_work(als, "ALS"), flops["ALS"]))
     return rows
 
 
