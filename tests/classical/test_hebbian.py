@@ -1,4 +1,11 @@
-"""Tests of chapter 05: Hebbian STDP as noisy gradient descent on the simplex."""
+"""Tests of chapter 05: Hebbian STDP as noisy gradient descent on the simplex (the methods in
+optbook.classical.hebbian, the book's experiments in optbook.classical.hebbian_experiments)."""
+import inspect
+import math
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -6,6 +13,8 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize
 
 from optbook.classical import hebbian as h
+from optbook.classical import hebbian_experiments as hx
+from optbook.core import Result, Trace, project_simplex, semilog_slope
 
 P0 = h.STARTS[3]  # p(w) for uniform w and lam = (10, 7.5, 5)
 
@@ -72,7 +81,7 @@ def test_vertices_and_zero_coordinates_are_absorbing():
     assert np.all(res.winner != 2)
 
 
-@pytest.mark.parametrize("spikes", h.SPIKES)
+@pytest.mark.parametrize("spikes", ["onehot", "bernoulli"])
 def test_mean_drift_is_the_replicator_field(spikes):
     p, alpha, n = np.array([0.5, 0.3, 0.2]), 0.01, 100_000
     res = h.stdp(p, alpha=alpha, n_steps=1, n_replicas=n, spikes=spikes, rng=11)
@@ -97,13 +106,12 @@ def test_same_seed_same_numbers():
     assert not np.array_equal(a.x, c.x)
 
 
-def test_stdp_converges_exponentially_at_rate_alpha():
-    alpha = 0.02
-    res = h.stdp(P0, alpha=alpha, n_steps=1500, n_replicas=300, record_every=5, rng=0)
-    it, med = res.trace.iteration, res.trace["gap_median"]
-    half = it >= 750
-    assert -1.15 <= h.semilog_slope(it[half], med[half]) / alpha <= -0.85
-    assert res.success_rate >= 0.9
+@pytest.mark.parametrize("alpha", [0.01, 0.02, 0.05])
+def test_stdp_converges_exponentially_at_rate_alpha(alpha):
+    """1 - max p ~ C exp(-alpha k): the fitted slope over the second half is -alpha, at every alpha."""
+    res = h.stdp(P0, alpha=alpha, n_steps=int(30 / alpha), n_replicas=300, record_every=5, rng=0)
+    assert -1.15 <= hx.fitted_rate(res.trace) <= -0.85
+    assert res.success_rate >= 0.8
 
 
 def test_exponentiated_gradient_agrees_to_first_order():
@@ -143,7 +151,7 @@ def test_replicator_rate_near_the_vertex_is_log_one_plus_alpha():
     alpha = 0.05
     res = h.replicator(P0, alpha=alpha, n_steps=800)
     it = res.trace.iteration
-    slope = h.semilog_slope(it[600:], res.trace["gap_median"][600:])
+    slope = semilog_slope(it[600:], res.trace["gap_median"][600:])
     assert slope == pytest.approx(-np.log1p(alpha), rel=1e-3)
 
 
@@ -172,10 +180,66 @@ def test_projected_gradient_without_noise_reaches_the_vertex_exactly():
     assert np.all(res.gap == 0.0) and np.all(res.winner == 0)
 
 
-def test_projected_sgd_with_unit_noise_hovers_off_the_vertex():
-    res = h.projected_sgd(P0, alpha=0.01, n_steps=2000, n_replicas=200, record_every=10, rng=0)
-    floor = h.error_floor(res)
-    assert 1e-3 <= floor <= 1e-2  # O(alpha): a noise floor, not convergence
+def test_projected_sgd_equals_its_formula_with_uniform_noise():
+    """One noise law for every method: xi = noise_scale * U(-1, 1)^d, drawn as a (d, n) array."""
+    alpha, sigma, K = 0.05, 0.7, 30
+    res = h.projected_sgd(P0, alpha=alpha, noise_scale=sigma, n_steps=K, keep_paths=1, rng=4)
+    rng = np.random.default_rng(4)
+    p = P0.copy()
+    for k in range(K):
+        p = project_simplex(p + alpha * (p + sigma * rng.uniform(-1.0, 1.0, (3, 1))[:, 0]))
+        np.testing.assert_allclose(res.paths[k + 1, 0], p, atol=1e-15)
+
+
+def test_additive_noise_control_equals_its_formula():
+    alpha, K = 0.05, 30
+    res = h.hebbian_additive_noise(P0, alpha=alpha, n_steps=K, keep_paths=1, rng=6)
+    rng = np.random.default_rng(6)
+    p = P0.copy()
+    for k in range(K):
+        B = np.eye(3)[min(int((np.cumsum(p) < rng.random() * p.sum()).sum()), 2)]
+        q = p * (1 + alpha * B) / (p @ (1 + alpha * B))
+        p = project_simplex(q + alpha * rng.uniform(-1.0, 1.0, (3, 1))[:, 0])
+        np.testing.assert_allclose(res.paths[k + 1, 0], p, atol=1e-14)
+
+
+def test_projected_sgd_floor_is_proportional_to_alpha():
+    """Euclidean noisy SGD hovers at a distance O(alpha) from the vertex: a noise floor."""
+    floors = []
+    for alpha in (0.005, 0.01, 0.02):
+        res = h.projected_sgd(P0, alpha=alpha, n_steps=int(30 / alpha), n_replicas=200, record_every=10, rng=0)
+        floors.append(np.median(hx.error_floor(res)))
+    assert 1e-4 <= floors[1] <= 1e-2
+    assert 1.5 <= floors[1] / floors[0] <= 2.7 and 1.5 <= floors[2] / floors[1] <= 2.7
+
+
+def test_stdp_has_no_floor_where_the_additive_control_does():
+    kw = dict(alpha=0.01, n_steps=3000, n_replicas=100, record_every=15, rng=1)
+    mult = np.median(hx.error_floor(h.stdp(P0, **kw)))
+    add = np.median(hx.error_floor(h.hebbian_additive_noise(P0, **kw)))
+    assert mult < 1e-9 and add > 1e-3
+
+
+def test_one_learning_rate_per_replica_is_the_same_run():
+    a = h.stdp(P0, alpha=0.05, n_steps=50, n_replicas=4, rng=3)
+    b = h.stdp(P0, alpha=np.full(4, 0.05), n_steps=50, n_replicas=4, rng=3)
+    np.testing.assert_array_equal(a.x, b.x)
+    c = h.projected_sgd(P0, alpha=[0.01, 0.02], n_steps=20, n_replicas=2, rng=3)
+    assert np.isnan(c.trace.step_size).all() and c.trace.meta["alpha"] == (0.01, 0.02)
+    with pytest.raises(ValueError, match="alpha"):
+        h.stdp(P0, alpha=[0.1, 0.2], n_replicas=3)
+    with pytest.raises(ValueError, match="alpha"):
+        h.stdp(P0, alpha=[0.1, 1.2], n_replicas=2)
+    with pytest.raises(ValueError, match="one learning rate"):
+        hx.fitted_rate(c.trace)
+
+
+def test_distance_to_the_target_vertex_is_accurate_below_machine_epsilon():
+    res = h.stdp(P0, alpha=0.05, n_steps=1200, n_replicas=20, rng=2, target=0)
+    won = res.winner == 0
+    assert np.all(res.target_gap[won] > 0) and np.all(res.target_gap[won] < 1e-20)
+    np.testing.assert_allclose(res.target_gap[won], np.exp(res.log_p[won, 1:]).sum(axis=1), rtol=1e-9)
+    np.testing.assert_allclose(res.target_gap[~won], 1 - res.x[~won, 0], rtol=1e-9)
 
 
 def test_multi_output_learns_the_inputs_in_order():
@@ -185,21 +249,74 @@ def test_multi_output_learns_the_inputs_in_order():
     assert np.all(final.max(axis=1) > 0.99)
 
 
+# --------------------------------------------------------------------------- the book's experiments
+
+
+def test_wilson_interval_matches_its_closed_form():
+    k, n, z = 37, 50, 1.959963984540054
+    phat = k / n
+    centre = (phat + z**2 / (2 * n)) / (1 + z**2 / n)
+    half = z / (1 + z**2 / n) * math.sqrt(phat * (1 - phat) / n + z**2 / (4 * n**2))
+    rate, lo, hi = hx.success_interval(k, n)
+    assert rate == phat and lo == pytest.approx(centre - half, rel=1e-9) and hi == pytest.approx(centre + half, rel=1e-9)
+    assert hx.success_interval(0, 10)[1] == 0.0 and hx.success_interval(10, 10)[2] == pytest.approx(1.0)
+    assert hx.success_interval(10, 10)[1] > 0.6  # a perfect record still has an honest lower bound
+    with pytest.raises(ValueError, match="n_success"):
+        hx.success_interval(11, 10)
+
+
+def test_success_rates_pool_the_seeds():
+    rates = hx.success_rates("STDP", (0.05,), seeds=(0, 1), n_replicas=40)[0.05]
+    singles = [hx.success_rates("STDP", (0.05,), seeds=(s,), n_replicas=40)[0.05]["rate"] for s in (0, 1)]
+    assert rates["n"] == 80 and rates["rate"] == pytest.approx(np.mean(singles))
+    assert rates["seed_min"] == min(singles) and rates["low"] <= rates["rate"] <= rates["high"]
+
+
+def test_fitted_rate_of_the_replicator_is_log_one_plus_alpha():
+    res = h.replicator(P0, alpha=0.05, n_steps=800)
+    assert hx.fitted_rate(res.trace) == pytest.approx(-np.log1p(0.05) / 0.05, rel=1e-3)
+
+
+def test_tuning_grids_have_their_best_inside():
+    """The protocol's check: a best setting on the edge of its grid means the grid is too narrow."""
+    for method in ("STDP", "projected SGD"):
+        t = hx.tune_floor(method, fast=True)
+        assert not t.on_edge(), (method, t.best)
+        assert t.size == len(hx.FLOOR_GRID) and t.seeds == hx.FAST_TUNING_SEEDS
+    assert not set(hx.FAST_TUNING_SEEDS) & set(hx.FAST_SEEDS) and not set(hx.TUNING_SEEDS) & set(hx.SEEDS)
+
+
+def test_to_triangle_maps_vertices_to_corners_and_refuses_bad_points():
+    x, y = hx.to_triangle(np.eye(3))
+    np.testing.assert_allclose(x, [0.5, 0.0, 1.0])
+    np.testing.assert_allclose(y, [np.sqrt(3) / 2, 0.0, 0.0], atol=1e-15)
+    for bad in ([np.nan, 0.5, 0.5], [], np.empty((0, 3)), [0.5, 0.5], np.ones((2, 2, 3)) / 3, [0.5, 0.6, 0.1],
+                [np.inf, 0.0, 0.0]):
+        with pytest.raises(ValueError, match=r"\bp\b"):
+            hx.to_triangle(bad)
+
+
+def test_importing_the_methods_does_not_import_plotly():
+    code = "import sys, optbook.classical.hebbian; print('plotly' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 # --------------------------------------------------------------------------- figures and explorers
 
 
 def test_explorer_figures_change_with_their_knobs():
-    a, b = h.simplex_figure(0.05), h.simplex_figure(0.2)
+    a, b = hx.simplex_figure(0.05), hx.simplex_figure(0.2)
     assert len(a.data) == len(b.data) == 8
     assert list(a.data[3].x) != list(b.data[3].x)
-    f0, f1 = h.phases_figure(0.0), h.phases_figure(1.0)
+    f0, f1 = hx.phases_figure(0.0), hx.phases_figure(1.0)
     assert [t.name for t in f0.data] == ["STDP", "noisy EG", "replicator", "projected SGD"]
     assert not np.allclose(f0.data[3].y, f1.data[3].y)
-    assert h.EXPLORER_PHASES.render(noise_scale=1.0).data
+    assert hx.EXPLORER_PHASES.render(noise_scale=1.0).data
 
 
 def test_slider_figures_have_one_frame_per_value():
-    fig = h.phases_slider_figure(values=(0.0, 1.0), active=1.0)
+    fig = hx.phases_slider_figure(values=(0.0, 1.0), active=1.0)
     assert [fr.name for fr in fig.frames] == ["0", "1"]
 
 
@@ -233,34 +350,82 @@ def test_stdp_rejects_bad_input(kwargs, word):
 
 
 def test_baselines_and_helpers_reject_bad_input():
-    with pytest.raises(ValueError, match="alpha"):
-        h.projected_sgd(P0, alpha=-0.1)
-    with pytest.raises(ValueError, match="alpha"):
-        h.noisy_exponentiated_gradient(P0, alpha=0.0)
     with pytest.raises(ValueError, match="gamma"):
         h.replicator(P0, gamma=[[1, 2, 0], [0, 1, 0], [0, 0, 1]])
     with pytest.raises(ValueError, match="gamma"):
         h.replicator(P0, gamma=-np.eye(3))
-    with pytest.raises(ValueError, match="gamma"):
-        h.loss(P0, np.eye(2))
     with pytest.raises(ValueError, match="lam"):
         h.presynaptic_p([1.0, -1.0], [1.0, 1.0])
     with pytest.raises(ValueError, match="w"):
-        h.presynaptic_p([1.0, 2.0], [1.0, 1.0, 1.0])
-    with pytest.raises(ValueError, match="w"):
         h.presynaptic_p([1.0, 2.0], [0.0, 0.0])
-    with pytest.raises(ValueError, match="y"):
-        h.project_simplex([[np.inf, 0.0]])
     with pytest.raises(ValueError, match="p"):
         h.replicator_field([0.2, 0.2])
     with pytest.raises(ValueError, match="alphas"):
         h.stdp_multi_output(h.LAMBDA, [0.6, 0.1])
-    with pytest.raises(ValueError, match="w0"):
-        h.stdp_multi_output(h.LAMBDA, [0.01, 0.01], w0=np.ones((3, 3)))
-    with pytest.raises(ValueError, match="y > 0"):
-        h.semilog_slope([0.0, 1.0], [0.0, 0.0])
-    with pytest.raises(ValueError, match="tail"):
-        h.error_floor(h.stdp(P0, n_steps=5), tail=0.0)
+    with pytest.raises(ValueError, match="active"):
+        hx.simplex_slider_figure(values=(0.05, 0.1), active=0.2)
+
+
+# Every public function of the two modules, every argument that is not a flag or a label: NaN,
+# infinities, empty arrays, wrong shapes, out-of-range numbers and unknown choices must raise a
+# ValueError that names the argument (before any long computation starts).
+_ARRAYS = {"p0": P0, "p": P0, "lam": h.LAMBDA, "w": np.ones(3), "alphas": [0.01, 0.01]}
+_VALID = dict(_ARRAYS, method="STDP", n_success=5, n=10)
+_LABELS = {"method_name", "name", "fast", "control", "to_target"}  # free text and flags
+
+
+def _valid_objects():
+    run = h.stdp(P0, alpha=0.05, n_steps=20, n_replicas=3, rng=0)
+    return {"result": run, "trace": run.trace}
+
+
+def _bad_values(name, default):
+    if name in _ARRAYS:
+        return [[], [np.nan, 0.5, 0.5], [np.inf, 0.5, 0.5], np.ones((2, 2, 2))]
+    if name in ("result", "trace"):
+        return [1.0, "x"]
+    if name in ("spikes", "method"):
+        return ["no such choice"]
+    if isinstance(default, tuple) or name in ("alphas", "values", "seeds", "methods"):
+        return [(), (np.nan, np.nan), ("no such choice",)]
+    if isinstance(default, float):
+        return [np.nan, np.inf, -1.0]
+    if isinstance(default, int) or name in ("target", "seed", "n_success", "n", "d"):
+        return [-1]
+    if name in ("gamma", "w0"):
+        return [np.full((3, 3), np.nan), np.ones((2, 5))]
+    if name == "rng":
+        return [-1]
+    raise AssertionError(f"no bad values for the argument {name!r}: add them to the test")
+
+
+def _public_functions():
+    for mod in (h, hx):
+        for name, f in sorted(vars(mod).items()):
+            if name.startswith(("_", "claim_")) or isinstance(f, type) or not callable(f):
+                continue
+            if getattr(f, "__module__", None) == mod.__name__:
+                yield pytest.param(f, id=f"{mod.__name__.rsplit('.', 1)[1]}.{name}")
+
+
+@pytest.mark.parametrize("func", list(_public_functions()))
+def test_every_public_function_rejects_bad_input_by_name(func):
+    objects = _valid_objects()
+    params = inspect.signature(func).parameters
+    required = {n: objects.get(n, _VALID.get(n)) for n, p in params.items() if p.default is p.empty}
+    missing = [n for n, v in required.items() if v is None]
+    assert not missing, f"no valid value for the required arguments {missing}: add them to the test"
+    checked = 0
+    for name, prm in params.items():
+        if name in _LABELS or isinstance(prm.default, bool):
+            continue
+        for bad in _bad_values(name, prm.default):
+            kwargs = dict(required, **{name: bad})
+            with pytest.raises(ValueError, match=rf"\b{name}\b"):
+                func(**kwargs)
+            checked += 1
+    if not checked:
+        assert all(n in _LABELS or isinstance(p.default, bool) for n, p in params.items())
 
 
 def test_replicator_with_correlated_inputs_decreases_its_own_loss():

@@ -84,7 +84,7 @@ def check_simplex_points(p, name: str = "p", d: int | None = None) -> np.ndarray
         raise ValueError(f"{name} must be an array of numbers") from err
     if arr.ndim not in (1, 2) or arr.size == 0 or arr.shape[-1] < 2:
         raise ValueError(f"{name} must have shape (d,) or (n, d) with d >= 2 and n >= 1, got {arr.shape}")
-    if d is not None and arr.shape[-1] != d:
+    if d is not None and arr.shape[-1] != check_int(d, "d", minimum=2):
         raise ValueError(f"{name} must have {d} coordinates per point, got {arr.shape[-1]}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite (found NaN or inf)")

@@ -1,21 +1,23 @@
 """Chapter 05's experiments, figures and claims: Hebbian STDP against projected noisy SGD.
 
 The methods live in :mod:`optbook.classical.hebbian`; this module runs them the way the chapter
-does. Every noisy method draws the same noise law, ``noise_scale * U(-1, 1)^d`` (the official
-code's timing noise): an earlier draft gave projected SGD N(0, 1) noise, three times the
-variance of STDP's, and its verdict on identification was an artefact of that mismatch.
+does. Every noisy method draws one noise law, ``noise_scale * U(-1, 1)^d`` (the official code's
+timing noise). An earlier draft gave projected SGD N(0, 1) noise, three times the variance of
+STDP's, and its verdict that SGD identifies the most active input less often was an artefact of
+that mismatch.
 
-* The identification and rate runs: STDP (and projected SGD) from p(w uniform) with
-  lam = (10, 7.5, 5) for K = 30/alpha spikes, ``seeds`` independent batches of replicas;
-  success rates come with Wilson binomial intervals.
-* The noise-floor comparison at a fixed budget of K = 3000 spikes: each method's step size is
-  tuned on the same grid, with the same budget, on held-out seeds (:func:`tune_floor`), and the
-  score is the error that 9 runs in 10 beat (:func:`floor_score`).
-* The figures of the chapter (simplex paths, convergence phases, success against alpha, the
-  tuning panel, several outputs) and their live explorers.
+* Identification and rate: STDP (and the baselines) from p(w uniform) with lam = (10, 7.5, 5)
+  for K = 30/alpha spikes, on several seeds (independent batches of replicas); success rates come
+  with 95% Wilson binomial intervals (:func:`success_rates`, :func:`rate_experiment`).
+* The noise floor at a fixed budget of K = 3000 spikes: every method's step size is tuned on
+  one grid, with the same budget, on held-out seeds (:func:`tune_floor`); the score is the error
+  that 9 runs in 10 beat, measured to the most active input's vertex (:func:`floor_experiment`).
+* The chapter's figures (simplex paths, convergence phases, success against alpha, the tuning
+  panel, several outputs) and their live explorers.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -23,7 +25,17 @@ import plotly.graph_objects as go
 from scipy.stats import binomtest
 
 from ..claims import Criterion, Measured, claim
-from ..core import Result, Trace, Tuning, check_in_range, check_int, grid_search, semilog_slope
+from ..core import (
+    Result,
+    Trace,
+    Tuning,
+    check_choice,
+    check_in_range,
+    check_int,
+    check_positive,
+    grid_search,
+    semilog_slope,
+)
 from ..viz import (
     Phase,
     SliderStep,
@@ -57,20 +69,55 @@ SEEDS, FAST_SEEDS = (0, 1, 2, 3, 4), (0, 1)
 TUNING_SEEDS, FAST_TUNING_SEEDS = (100, 101), (100,)
 #: Replicas per seed (full, fast).
 REPLICAS, FAST_REPLICAS = 200, 100
-#: Learning rates at which the rate is fitted and the success rate is measured (K = 30/alpha).
+#: Learning rates at which the rate is fitted and the success rate measured (K = 30/alpha spikes).
 RATE_ALPHAS = (0.01, 0.02, 0.05)
 SUCCESS_ALPHAS = RATE_ALPHAS + (0.1,)
-#: The noise-floor comparison: one budget of spikes, one step-size grid for every method.
+#: The noise-floor comparison: one budget of spikes and one step-size grid for every method.
 FLOOR_BUDGET = 3000
 FLOOR_GRID = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05)
-#: The noisy methods of the experiments, by the names the figures show.
+
+
+def _stdp_without_b(p0, **kw) -> Result:
+    return stdp(p0, spikes="none", method_name="STDP without B", **kw)
+
+
+#: The noisy methods of the experiments, by the names the figures and the text use.
 NOISY = {"STDP": stdp, "projected SGD": projected_sgd, "Hebbian + additive noise": hebbian_additive_noise,
-         "STDP without B": lambda p0, **kw: stdp(p0, spikes="none", method_name="STDP without B", **kw)}
+         "STDP without B": _stdp_without_b}
 #: The methods whose step size the noise-floor comparison tunes (the third is the control).
 FLOOR_METHODS = ("STDP", "projected SGD", "Hebbian + additive noise")
 
 
-# --------------------------------------------------------------------------- statistics
+# --------------------------------------------------------------------------- checks and statistics
+
+
+def _check_method(method, choices=tuple(NOISY)) -> str:
+    return check_choice(method, "method", tuple(choices))
+
+
+def _check_alphas(values, name: str = "alphas") -> tuple[float, ...]:
+    """A non-empty sequence of learning rates in (0, 1), as a tuple (hashable, for the caches)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or len(values) == 0:
+        raise ValueError(f"{name} must be a non-empty sequence of learning rates, got {values!r}")
+    return tuple(check_in_range(a, name, 0.0, 1.0) for a in values)
+
+
+def _check_seeds(seeds) -> tuple[int, ...]:
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or len(seeds) == 0:
+        raise ValueError(f"seeds must be a non-empty sequence of seeds, got {seeds!r}")
+    return tuple(check_int(s, "seeds") for s in seeds)
+
+
+def _check_run(result) -> Result:
+    if not isinstance(result, Result) or "gap_history" not in result:
+        raise ValueError("result must be the Result of one of the chapter's methods")
+    return result
+
+
+def _check_trace(trace) -> Trace:
+    if not isinstance(trace, Trace) or "gap_median" not in trace:
+        raise ValueError("trace must be the Trace of one of the chapter's methods")
+    return trace
 
 
 def success_interval(n_success: int, n: int, confidence: float = 0.95) -> tuple[float, float, float]:
@@ -85,9 +132,10 @@ def success_interval(n_success: int, n: int, confidence: float = 0.95) -> tuple[
 
 
 def error_floor(result: Result, tail: float = 0.1, *, to_target: bool = False) -> np.ndarray:
-    """Per replica, the time average of 1 - max_i p_i (or 1 - p_target with ``to_target``) over
-    the last ``tail`` fraction of the run: where each run settles, robust to the exact zeros of
-    a projection and to a run still undecided at one instant."""
+    """Per replica, the time average of 1 - max_i p_i (or of 1 - p_target with ``to_target``)
+    over the last ``tail`` fraction of the run: where each run settles, robust to the exact
+    zeros of a projection and to a run still undecided at one instant."""
+    result = _check_run(result)
     tail = check_in_range(tail, "tail", 0.0, 1.0, closed=(False, True))
     it = result.trace.iteration
     window = it >= (1.0 - tail) * it[-1]
@@ -98,39 +146,46 @@ def error_floor(result: Result, tail: float = 0.1, *, to_target: bool = False) -
 def decision_phase_end(trace: Trace, threshold: float = 1e-3) -> float:
     """First recorded iteration at which the median distance to the nearest vertex drops below
     ``threshold``: the end of the early, nonconvex phase in which the winner is decided."""
+    trace = _check_trace(trace)
     threshold = check_in_range(threshold, "threshold", 0.0, 1.0)
     hit = trace.first_below("gap_median", threshold)
     return float(trace.iteration[-1] if hit is None else hit)
+
+
+def fitted_rate(trace: Trace) -> float:
+    """Least-squares slope of log(median over replicas of 1 - max p) against k over the second
+    half of a run, divided by alpha: -1 when 1 - max p ~ C exp(-alpha k)."""
+    trace = _check_trace(trace)
+    alpha = trace.meta.get("alpha")
+    if not isinstance(alpha, float):
+        raise ValueError("trace must come from a run with one learning rate for every replica")
+    it, med = trace.iteration, trace["gap_median"]
+    half = it >= it[-1] / 2
+    return semilog_slope(it[half], med[half]) / alpha
 
 
 # --------------------------------------------------------------------------- K = 30/alpha runs
 
 
 @lru_cache(maxsize=256)
-def sweep_run(method: str, alpha: float, seed: int, n_replicas: int, horizon: float = 30.0) -> dict:
-    """One batch of ``n_replicas`` runs of a noisy method from p(w uniform) for K = horizon/alpha
-    spikes: its success count and its trace (200 records). Cached, and kept small (no histories)."""
-    if method not in NOISY:
-        raise ValueError(f"method must be one of {tuple(NOISY)}, got {method!r}")
-    n_steps = int(round(horizon / alpha))
+def _sweep_run(method: str, alpha: float, seed: int, n_replicas: int) -> dict:
+    """One batch of ``n_replicas`` runs of a noisy method from p(w uniform) for K = 30/alpha
+    spikes: its success count and its trace (about 200 records). Cached, and kept small."""
+    n_steps = int(round(30.0 / alpha))
     run = NOISY[method](P_UNIFORM, alpha=alpha, n_steps=n_steps, n_replicas=n_replicas,
                         record_every=max(1, n_steps // 200), rng=seed, target=0)
     return {"n_success": run.n_success, "n": n_replicas, "trace": run.trace}
 
 
-def fitted_rate(trace: Trace) -> float:
-    """Least-squares slope of log(median over replicas of 1 - max p) against k over the second
-    half of a run, divided by alpha: about -1 when 1 - max p ~ C exp(-alpha k)."""
-    it, med = trace.iteration, trace["gap_median"]
-    half = it >= it[-1] / 2
-    return semilog_slope(it[half], med[half]) / trace.meta["alpha"]
-
-
-def success_rates(method: str, alphas=SUCCESS_ALPHAS, seeds=SEEDS, n_replicas: int = REPLICAS) -> dict:
-    """Pooled success rate with its 95% Wilson interval at each alpha, and the per-seed range."""
+def success_rates(method: str = "STDP", alphas=SUCCESS_ALPHAS, seeds=SEEDS, n_replicas: int = REPLICAS) -> dict:
+    """At each alpha (K = 30/alpha spikes): the success rate pooled over the seeds with its 95%
+    Wilson interval, and the per-seed range. Success: the run ends nearest the most active
+    input's vertex."""
+    method, alphas, seeds = _check_method(method), _check_alphas(alphas), _check_seeds(seeds)
+    n_replicas = check_int(n_replicas, "n_replicas", minimum=1)
     out = {}
     for a in alphas:
-        runs = [sweep_run(method, a, s, n_replicas) for s in seeds]
+        runs = [_sweep_run(method, a, s, n_replicas) for s in seeds]
         k, n = sum(r["n_success"] for r in runs), sum(r["n"] for r in runs)
         rate, lo, hi = success_interval(k, n)
         per_seed = [r["n_success"] / r["n"] for r in runs]
@@ -139,10 +194,13 @@ def success_rates(method: str, alphas=SUCCESS_ALPHAS, seeds=SEEDS, n_replicas: i
 
 
 def rate_experiment(method: str = "STDP", alphas=RATE_ALPHAS, seeds=SEEDS, n_replicas: int = REPLICAS) -> dict:
-    """The fitted rate / alpha at each alpha: median over seeds, and the per-seed range."""
+    """At each alpha (K = 30/alpha spikes): the fitted rate / alpha (:func:`fitted_rate`), median
+    over the seeds, and the per-seed range."""
+    method, alphas, seeds = _check_method(method), _check_alphas(alphas), _check_seeds(seeds)
+    n_replicas = check_int(n_replicas, "n_replicas", minimum=1)
     out = {}
     for a in alphas:
-        r = np.array([fitted_rate(sweep_run(method, a, s, n_replicas)["trace"]) for s in seeds])
+        r = np.array([fitted_rate(_sweep_run(method, a, s, n_replicas)["trace"]) for s in seeds])
         out[a] = {"median": float(np.median(r)), "min": float(r.min()), "max": float(r.max())}
     return out
 
@@ -151,15 +209,12 @@ def rate_experiment(method: str = "STDP", alphas=RATE_ALPHAS, seeds=SEEDS, n_rep
 
 
 @lru_cache(maxsize=64)
-def floor_runs(method: str, alphas: tuple[float, ...], seed: int, n_replicas: int) -> dict[float, dict]:
-    """One batch of ``n_replicas`` runs per step size at the fixed budget K = 3000, all step sizes
-    in one vectorised run (one learning rate per replica). Per step size and replica: the error
-    floor to the most active input's vertex (1 - p_1 averaged over the last 10% of spikes) and
-    the distance to the nearest vertex averaged over the two halves of that window (has the
-    method stalled?). Cached."""
-    if method not in FLOOR_METHODS:
-        raise ValueError(f"method must be one of {FLOOR_METHODS}, got {method!r}")
-    per_replica = np.repeat(np.asarray(alphas, dtype=float), n_replicas)
+def _floor_runs(method: str, alphas: tuple[float, ...], seed: int, n_replicas: int) -> dict[float, dict]:
+    """One batch of ``n_replicas`` runs per step size at the budget K = 3000, every step size in
+    one vectorised run (a learning rate per replica). Per step size and replica: the error floor
+    to the most active input's vertex (1 - p_1 averaged over the last 10% of spikes) and the
+    distance to the nearest vertex averaged over each half of that window. Cached."""
+    per_replica = np.repeat(np.asarray(alphas), n_replicas)
     run = NOISY[method](P_UNIFORM, alpha=per_replica if len(alphas) > 1 else alphas[0], n_steps=FLOOR_BUDGET,
                         n_replicas=per_replica.size, record_every=15, rng=seed, target=0)
     it = run.trace.iteration
@@ -174,68 +229,74 @@ def floor_runs(method: str, alphas: tuple[float, ...], seed: int, n_replicas: in
     return out
 
 
-def floor_score(runs: dict) -> float:
-    """The tuning score of one batch: the 0.9-quantile over replicas of the error floor to the
-    most active input's vertex (the error that 9 runs in 10 beat; a run at the wrong vertex
-    scores about 1)."""
-    return float(np.quantile(runs["floor"], 0.9))
+def _floor_score(batch: dict) -> float:
+    """The score of one batch: the 0.9-quantile over replicas of the error floor to the most
+    active input's vertex (the error 9 runs in 10 beat; a run at the wrong vertex scores ~1)."""
+    return float(np.quantile(batch["floor"], 0.9))
 
 
 @lru_cache(maxsize=8)
 def tune_floor(method: str, fast: bool = False) -> Tuning:
-    """Grid search of the step size of one method: the same grid, budget and held-out seeds for
-    every method."""
+    """Grid search of one method's step size for the noise-floor comparison: the same grid
+    (:data:`FLOOR_GRID`), budget (K = 3000) and held-out seeds for every method."""
+    method = _check_method(method, FLOOR_METHODS)
     seeds, n = (FAST_TUNING_SEEDS, FAST_REPLICAS) if fast else (TUNING_SEEDS, REPLICAS)
-    return grid_search(method, lambda seed, alpha: floor_score(floor_runs(method, FLOOR_GRID, seed, n)[alpha]),
+    return grid_search(method, lambda seed, alpha: _floor_score(_floor_runs(method, FLOOR_GRID, seed, n)[alpha]),
                        {"alpha": FLOOR_GRID}, seeds)
 
 
 def floor_experiment(fast: bool = False, control: bool = False) -> dict:
-    """Projected SGD's floor against the method's at their tuned step sizes, per claim seed;
-    with ``control`` the method is the Hebbian step with additive noise."""
+    """Projected SGD's error floor against STDP's (with ``control``: the Hebbian step with
+    additive noise), each at its tuned step size, on every claim seed."""
     method = "Hebbian + additive noise" if control else "STDP"
     seeds, n = (FAST_SEEDS, FAST_REPLICAS) if fast else (SEEDS, REPLICAS)
     a_m, a_b = tune_floor(method, fast).best["alpha"], tune_floor("projected SGD", fast).best["alpha"]
-    f_m = np.array([floor_score(floor_runs(method, (a_m,), s, n)[a_m]) for s in seeds])
-    sgd = [floor_runs("projected SGD", (a_b,), s, n)[a_b] for s in seeds]
-    f_b = np.array([floor_score(r) for r in sgd])
+    f_m = np.array([_floor_score(_floor_runs(method, (a_m,), s, n)[a_m]) for s in seeds])
+    sgd = [_floor_runs("projected SGD", (a_b,), s, n)[a_b] for s in seeds]
+    f_b = np.array([_floor_score(r) for r in sgd])
     # A stationary regime keeps its level over the last 10% of spikes (ratio ~1); a method that
-    # still converges falls (an exact zero on both halves would count as converged, not stalled).
+    # still converges falls (an exact zero on both halves counts as converged, not stalled).
     stall = np.array([np.median(r["late"]) / max(float(np.median(r["early"])), 1e-300) for r in sgd])
-    ratio = f_b / np.maximum(f_m, 1e-300)
     return {"method": method, "alpha_method": a_m, "alpha_sgd": a_b, "floor_method": float(np.median(f_m)),
-            "floor_sgd": float(np.median(f_b)), "ratio": ratio, "sgd_stall": float(np.median(stall)),
-            "seeds": seeds}
+            "floor_sgd": float(np.median(f_b)), "ratio": f_b / np.maximum(f_m, 1e-300),
+            "sgd_stall": float(np.median(stall)), "seeds": seeds}
 
 
 def tuning_panel(fast: bool = False) -> go.Figure:
-    """The tuning panel of the noise-floor claim: every method's grid and its best setting."""
-    fig = tuning_figure([tune_floor(m, fast) for m in FLOOR_METHODS], logy=True, height=440,
-                        score_label="error 9 runs in 10 beat")
-    return fig
+    """The tuning panel of the noise-floor claim: every method's grid, its best setting, and the
+    best score against the number of settings tried."""
+    return tuning_figure([tune_floor(m, fast) for m in FLOOR_METHODS], logy=True, height=440,
+                         score_label="error 9 runs in 10 beat")
 
 
-# --------------------------------------------------------------------------- the chapter's figures
+# --------------------------------------------------------------------------- convergence phases
 
 
 NOISE_SCALES = (0.0, 0.5, 1.0, 2.0, 4.0)
+
+
+@lru_cache(maxsize=8)
+def _mean_run(alpha: float, n_steps: int, record_every: int) -> Result:
+    return replicator(P_UNIFORM, alpha=alpha, n_steps=n_steps, record_every=record_every, method_name="replicator")
 
 
 @lru_cache(maxsize=32)
 def convergence_experiment(noise_scale: float = 1.0, alpha: float = 0.01, n_replicas: int = 200,
                            horizon: float = 30.0, seed: int = 0, record_every: int = 15) -> dict[str, Result]:
     """STDP, exact noisy exponentiated gradient, the replicator and projected noisy SGD from the
-    same start (uniform weights, lam = (10, 7.5, 5)) for K = horizon/alpha spikes. Cached: the
-    "watch it run" figure, the phases slider and its live twin share it."""
+    same start (uniform weights, lam = (10, 7.5, 5)) at one step size for K = horizon/alpha
+    spikes. Cached: the "watch it run" figure, the phases slider and its live twin share it."""
+    alpha = check_in_range(alpha, "alpha", 0.0, 1.0)
+    horizon = check_positive(horizon, "horizon")
+    seed = check_int(seed, "seed")
     n_steps = int(round(horizon / alpha))
-    common = dict(alpha=alpha, n_steps=n_steps, record_every=record_every)
-    noisy = dict(n_replicas=n_replicas, noise_scale=noise_scale, **common)
-    p0 = STARTS[3]
+    noisy = dict(alpha=alpha, n_steps=n_steps, record_every=record_every, n_replicas=n_replicas,
+                 noise_scale=noise_scale)
     return {
-        "STDP": stdp(p0, rng=seed, **noisy),
-        "noisy EG": noisy_exponentiated_gradient(p0, rng=seed, method_name="noisy EG", **noisy),
+        "STDP": stdp(P_UNIFORM, rng=seed, **noisy),
+        "noisy EG": noisy_exponentiated_gradient(P_UNIFORM, rng=seed, method_name="noisy EG", **noisy),
         "replicator": _mean_run(alpha, n_steps, record_every),
-        "projected SGD": projected_sgd(p0, rng=seed + 1, method_name="projected SGD", **noisy),
+        "projected SGD": projected_sgd(P_UNIFORM, rng=seed + 1, method_name="projected SGD", **noisy),
     }
 
 
@@ -244,13 +305,21 @@ def _phases(trace: Trace) -> list[Phase]:
     return [Phase(0.0, end, "decision"), Phase(end, last, "exponential, rate ~ alpha")]
 
 
-def phases_parts(noise_scale: float = 1.0) -> tuple[list, dict]:
+@lru_cache(maxsize=1)
+def _warm_noise_grid() -> None:
+    """Run the whole slider grid on the first request, so that every later move is a cache hit."""
+    for s in NOISE_SCALES:
+        convergence_experiment(float(s))
+
+
+def _phases_parts(noise_scale: float = 1.0) -> tuple[list, dict]:
     """Traces (mean over replicas of 1 - max_i p_i for each method; the mean, not the median,
-    because about half of the projected-SGD runs sit exactly on a vertex at any moment) and the phase shading at one noise level:
-    shared by the static slider figure and the live explorer."""
+    because many projected-SGD runs sit exactly on a vertex at any moment) and the phase
+    shading at one noise level: shared by the static slider figure and the live explorer."""
+    noise_scale = check_positive(noise_scale, "noise_scale", allow_zero=True)
     if noise_scale in NOISE_SCALES:
         _warm_noise_grid()
-    runs = convergence_experiment(float(noise_scale))
+    runs = convergence_experiment(noise_scale)
     data = convergence_traces([r.trace for r in runs.values()], y="gap_mean")
     data[1].line.dash = "dash"  # noisy EG lies on top of STDP
     layout = phase_layout(_phases(runs["STDP"].trace))
@@ -262,19 +331,23 @@ def phases_parts(noise_scale: float = 1.0) -> tuple[list, dict]:
     return data, layout
 
 
-@lru_cache(maxsize=1)
-def _warm_noise_grid() -> None:
-    """Run the whole slider grid on the first request, so that every later move is a cache hit."""
-    for s in NOISE_SCALES:
-        convergence_experiment(float(s))
-
-
 _PHASE_AXES = dict(xaxis_title="postsynaptic spikes k", yaxis_title="mean of 1 - max<sub>i</sub> p<sub>i</sub>(k)")
+
+
+def _check_active(values, active, check) -> tuple[tuple[float, ...], int]:
+    """Slider values (at least two, each passing ``check(value, "values")``) and the index of
+    the ``active`` one."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or len(values) < 2:
+        raise ValueError(f"values must be a sequence of at least two slider values, got {values!r}")
+    values = tuple(check(v, "values") for v in values)
+    if active not in values:
+        raise ValueError(f"active must be one of values {values}, got {active!r}")
+    return values, values.index(active)
 
 
 def phases_figure(noise_scale: float = 1.0) -> go.Figure:
     """Live twin of :func:`phases_slider_figure`: one noise level."""
-    data, layout = phases_parts(noise_scale)
+    data, layout = _phases_parts(noise_scale)
     fig = go.Figure(data)
     fig.update_layout(**layout)
     base_layout(fig, logy=True, height=450, **_PHASE_AXES)
@@ -284,17 +357,46 @@ def phases_figure(noise_scale: float = 1.0) -> go.Figure:
 
 def phases_slider_figure(values=NOISE_SCALES, active: float = 1.0) -> go.Figure:
     """Static twin: the convergence phases for each noise scale sigma, one slider position each."""
-    steps = []
-    for s in values:
-        data, layout = phases_parts(s)
-        steps.append(SliderStep(f"{s:g}", data, layout))
-    fig = slider_figure(steps, slider_label="noise scale sigma", active=list(values).index(active),
-                        logy=True, height=480, **_PHASE_AXES)
+    values, index = _check_active(values, active, lambda v, name: check_positive(v, name, allow_zero=True))
+    steps = [SliderStep(f"{s:g}", *_phases_parts(s)) for s in values]
+    fig = slider_figure(steps, slider_label="noise scale sigma", active=index, logy=True, height=480,
+                        **_PHASE_AXES)
     fig.update_yaxes(range=[-16.3, 0.2])
     return fig
 
 
-# ---- the simplex picture
+def watch_figure() -> go.Figure:
+    """Convergence of the four methods at sigma = 1, alpha = 0.01, with the phases named."""
+    runs = convergence_experiment(1.0)
+    fig = convergence_figure([r.trace for r in runs.values()], y="gap_mean",
+                             phases=_phases(runs["STDP"].trace), height=460, **_PHASE_AXES)
+    fig.data[1].line.dash = "dash"  # noisy EG lies on top of STDP
+    return fig
+
+
+def success_figure(alphas=SUCCESS_ALPHAS, methods=("STDP", "projected SGD")) -> go.Figure:
+    """Fraction of runs ending at the most active input's vertex against alpha (K = 30/alpha
+    spikes), pooled over the claim's seeds, with 95% Wilson intervals, at equal noise."""
+    alphas = _check_alphas(alphas)
+    if isinstance(methods, str) or not isinstance(methods, Sequence) or len(methods) == 0 \
+            or any(m not in NOISY for m in methods):
+        raise ValueError(f"methods must be a non-empty sequence of names from {tuple(NOISY)}, got {methods!r}")
+    fig = go.Figure()
+    for i, m in enumerate(methods):
+        rates = success_rates(m, alphas)
+        y = np.array([rates[a]["rate"] for a in alphas])
+        lo, hi = np.array([rates[a]["low"] for a in alphas]), np.array([rates[a]["high"] for a in alphas])
+        fig.add_trace(go.Scatter(x=list(alphas), y=y, mode="lines+markers", name=m, line=dict(color=color_for(i)),
+                                 error_y=dict(type="data", symmetric=False, array=hi - y, arrayminus=y - lo),
+                                 hovertemplate="alpha %{x}<br>success %{y:.3f}<extra>" + m + "</extra>"))
+    n = rates[alphas[0]]["n"]
+    base_layout(fig, xaxis_title="learning rate alpha (K = 30/alpha spikes)",
+                yaxis_title=f"fraction of {n} runs ending at e<sub>1</sub>", height=420)
+    fig.update_xaxes(type="log")
+    return fig
+
+
+# --------------------------------------------------------------------------- the simplex picture
 
 SQRT3_2 = np.sqrt(3.0) / 2.0
 
@@ -302,7 +404,7 @@ SQRT3_2 = np.sqrt(3.0) / 2.0
 def to_triangle(p) -> tuple[np.ndarray, np.ndarray]:
     """Cartesian coordinates of points of the 3-simplex, a point (3,) or a stack (n, 3), in an
     equilateral triangle: e1 at the top, e2 bottom left, e3 bottom right. NaN, inf, empty
-    arrays and points off the simplex are refused (ValueError naming ``p``)."""
+    arrays, other shapes and points off the simplex are refused (ValueError naming ``p``)."""
     p = check_simplex_points(p, "p", d=3)
     return p[..., 2] + 0.5 * p[..., 0], SQRT3_2 * p[..., 0]
 
@@ -356,38 +458,38 @@ def _mean_paths(alpha: float, n_steps: int, every: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=32)
-def simplex_experiment(alpha: float = 0.05, spikes: str = "onehot", per_start: int = 2,
-                       horizon: float = 20.0, seed: int = 5) -> dict:
-    """STDP paths (``per_start`` replicas from each of the four starts) and replicator paths
-    for K = horizon/alpha spikes, subsampled to <= ~100 points each. Cached."""
-    n_steps = int(round(horizon / alpha))
+def _simplex_experiment(alpha: float, spikes: str) -> dict:
+    """STDP paths (two replicas from each of the four starts, seed 5) and replicator paths for
+    K = 20/alpha spikes, subsampled to about 100 points each. Cached."""
+    n_steps = int(round(20.0 / alpha))
     every = max(1, n_steps // 100)
-    starts = np.repeat(STARTS, per_start, axis=0)
+    starts = np.repeat(STARTS, 2, axis=0)
     run = stdp(starts, alpha=alpha, n_steps=n_steps, spikes=spikes, record_every=every,
-               keep_paths=starts.shape[0], rng=seed)
-    return {"stdp": run.paths, "replicator": _mean_paths(alpha, n_steps, every), "winner": run.winner,
-            "target": starts.argmax(axis=1), "n_steps": n_steps}
+               keep_paths=starts.shape[0], rng=5)
+    return {"stdp": run.paths, "replicator": _mean_paths(alpha, n_steps, every)}
 
 
 SIMPLEX_ALPHAS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=3)
 def _warm_alpha_grid(spikes: str) -> None:
     """Run the whole alpha grid of one spike model on its first request (later moves hit the cache)."""
     for a in SIMPLEX_ALPHAS:
-        simplex_experiment(a, spikes)
+        _simplex_experiment(a, spikes)
 
 
 _START_NAMES = ("start (0.25, 0.40, 0.35)", "start (0.40, 0.27, 0.33)", "start (0.22, 0.38, 0.40)",
                 "start p(w uniform)")
 
 
-def simplex_parts(alpha: float = 0.05, spikes: str = "onehot") -> list:
+def _simplex_parts(alpha: float = 0.05, spikes: str = "onehot") -> list:
     """The traces of the simplex picture (always the same eight, so slider frames line up)."""
+    alpha = check_in_range(alpha, "alpha", 0.0, 1.0)
+    spikes = check_choice(spikes, "spikes", SPIKES)
     if alpha in SIMPLEX_ALPHAS:
         _warm_alpha_grid(spikes)
-    ex = simplex_experiment(float(alpha), spikes)
+    ex = _simplex_experiment(alpha, spikes)
     xs, ys, Z = _loss_grid()
     data = [go.Contour(x=xs, y=ys, z=Z, colorscale="Blues_r", opacity=0.75, zmin=-0.5, zmax=-1 / 6,
                        contours=dict(start=-0.5, end=-1 / 6, size=1 / 30),
@@ -430,16 +532,16 @@ def _simplex_layout(fig: go.Figure) -> go.Figure:
 
 
 def simplex_figure(alpha: float = 0.05, spikes: str = "onehot") -> go.Figure:
-    """Live twin of :func:`simplex_slider_figure`."""
-    fig = base_layout(go.Figure(simplex_parts(alpha, spikes)), height=620)
+    """Live twin of :func:`simplex_slider_figure` (and it switches the spike model B)."""
+    fig = base_layout(go.Figure(_simplex_parts(alpha, spikes)), height=620)
     return _simplex_layout(fig)
 
 
 def simplex_slider_figure(values=SIMPLEX_ALPHAS, active: float = 0.05) -> go.Figure:
     """Static twin: STDP paths on the simplex for each learning rate alpha."""
-    steps = [SliderStep(f"{a:g}", simplex_parts(a)) for a in values]
-    fig = slider_figure(steps, slider_label="learning rate alpha", active=list(values).index(active),
-                        fixed_axes=False, height=660)
+    values, index = _check_active(values, active, lambda v, name: check_in_range(v, name, 0.0, 1.0))
+    steps = [SliderStep(f"{a:g}", _simplex_parts(a)) for a in values]
+    fig = slider_figure(steps, slider_label="learning rate alpha", active=index, fixed_axes=False, height=660)
     return _simplex_layout(fig)
 
 
@@ -457,20 +559,18 @@ EXPLORER_PHASES = Explorer(
 )
 
 
-def watch_figure() -> go.Figure:
-    """Convergence of the four methods at sigma = 1, alpha = 0.01, with the phases named."""
-    runs = convergence_experiment(1.0)
-    fig = convergence_figure([r.trace for r in runs.values()], y="gap_mean",
-                             phases=_phases(runs["STDP"].trace), height=460, **_PHASE_AXES)
-    fig.data[1].line.dash = "dash"  # noisy EG lies on top of STDP
-    return fig
+# --------------------------------------------------------------------------- several outputs
+
+
+def multi_output_figure(alphas=(0.01, 0.0075, 0.005), n_steps: int = 4000, seed: int = 0) -> go.Figure:
+    """Three outputs with Gram-Schmidt (lam = (10, 7.5, 5)): the probability p_{m,i}(k) that
+    output m's next spike is caused by input i, for every pair (colour: output, dash: input)."""
+    return _multi_output_figure(_check_alphas(alphas), check_int(n_steps, "n_steps", minimum=1),
+                                check_int(seed, "seed"))
 
 
 @lru_cache(maxsize=4)
-def multi_output_figure(alphas: tuple[float, ...] = (0.01, 0.0075, 0.005), n_steps: int = 4000,
-                        seed: int = 0) -> go.Figure:
-    """Three outputs with Gram-Schmidt (lam = (10, 7.5, 5)): the probability p_{m,i}(k) that
-    output m's next spike is caused by input i, for every pair (colour: output, dash: input)."""
+def _multi_output_figure(alphas: tuple[float, ...], n_steps: int, seed: int) -> go.Figure:
     out = stdp_multi_output(LAMBDA, list(alphas), n_steps=n_steps, rng=seed, record_every=max(1, n_steps // 250))
     fig = go.Figure()
     dashes = ("solid", "dash", "dot")
@@ -481,25 +581,6 @@ def multi_output_figure(alphas: tuple[float, ...] = (0.01, 0.0075, 0.005), n_ste
                                      line=dict(color=color_for(m), dash=dashes[i % 3], width=2)))
     return base_layout(fig, xaxis_title="postsynaptic spikes k (per output)",
                        yaxis_title="p<sub>m,i</sub>(k)", height=470)
-
-
-def success_figure(alphas=SUCCESS_ALPHAS, methods=("STDP", "projected SGD")) -> go.Figure:
-    """Fraction of runs that end at the most active input's vertex against alpha (K = 30/alpha),
-    pooled over the claim's seeds, with 95% Wilson intervals: STDP and projected SGD at equal noise."""
-    fig = go.Figure()
-    for i, m in enumerate(methods):
-        rates = success_rates(m, alphas)
-        y = np.array([rates[a]["rate"] for a in alphas])
-        lo, hi = np.array([rates[a]["low"] for a in alphas]), np.array([rates[a]["high"] for a in alphas])
-        fig.add_trace(go.Scatter(x=list(alphas), y=y, mode="lines+markers", name=m,
-                                 line=dict(color=color_for(i)),
-                                 error_y=dict(type="data", symmetric=False, array=hi - y, arrayminus=y - lo),
-                                 hovertemplate="alpha %{x}<br>success %{y:.3f}<extra>" + m + "</extra>"))
-    n = success_rates(methods[0], alphas[:1])[alphas[0]]["n"]
-    base_layout(fig, xaxis_title="learning rate alpha (K = 30/alpha spikes)",
-                yaxis_title=f"fraction of {n} runs ending at e<sub>1</sub>", height=420)
-    fig.update_xaxes(type="log")
-    return fig
 
 
 # --------------------------------------------------------------------------- claims
