@@ -272,6 +272,11 @@ def test_success_rates_pool_the_seeds():
     assert rates["seed_min"] == min(singles) and rates["low"] <= rates["rate"] <= rates["high"]
 
 
+def test_sci_writes_powers_of_ten_for_prose():
+    assert hx.sci(4.3e16) == "4 \u00d7 10\u00b9\u2076" and hx.sci(8.8e-5, 2) == "8.8 \u00d7 10\u207b\u2075"
+    assert hx.sci(1e-4) == "10\u207b\u2074" and hx.sci(0.0) == "0" and hx.sci(3.0) == "3"
+
+
 def test_fitted_rate_of_the_replicator_is_log_one_plus_alpha():
     res = h.replicator(P0, alpha=0.05, n_steps=800)
     assert hx.fitted_rate(res.trace) == pytest.approx(-np.log1p(0.05) / 0.05, rel=1e-3)
@@ -370,7 +375,7 @@ def test_baselines_and_helpers_reject_bad_input():
 # infinities, empty arrays, wrong shapes, out-of-range numbers and unknown choices must raise a
 # ValueError that names the argument (before any long computation starts).
 _ARRAYS = {"p0": P0, "p": P0, "lam": h.LAMBDA, "w": np.ones(3), "alphas": [0.01, 0.01]}
-_VALID = dict(_ARRAYS, method="STDP", n_success=5, n=10)
+_VALID = dict(_ARRAYS, method="STDP", n_success=5, n=10, x=1.0)
 _LABELS = {"method_name", "name", "fast", "control", "to_target"}  # free text and flags
 
 
@@ -386,6 +391,8 @@ def _bad_values(name, default):
         return [1.0, "x"]
     if name in ("spikes", "method"):
         return ["no such choice"]
+    if name == "x":
+        return [np.nan, np.inf]
     if isinstance(default, tuple) or name in ("alphas", "values", "seeds", "methods"):
         return [(), (np.nan, np.nan), ("no such choice",)]
     if isinstance(default, float):
