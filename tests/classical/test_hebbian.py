@@ -213,6 +213,13 @@ def test_projected_sgd_floor_is_proportional_to_alpha():
     assert 1.5 <= floors[1] / floors[0] <= 2.7 and 1.5 <= floors[2] / floors[1] <= 2.7
 
 
+def test_a_vertex_absorbs_bounded_noise_up_to_half_the_papers_level():
+    """From e1 a projected step returns to e1 unless noise_scale (Z_i - Z_1) > 1, and Z_i - Z_1 <= 2."""
+    kw = dict(alpha=0.02, n_steps=500, n_replicas=100, record_every=1, rng=0)
+    assert np.all(h.projected_sgd([1.0, 0.0, 0.0], noise_scale=0.5, **kw).gap_history == 0.0)
+    assert np.any(h.projected_sgd([1.0, 0.0, 0.0], noise_scale=0.6, **kw).gap_history > 0.0)
+
+
 def test_stdp_has_no_floor_where_the_additive_control_does():
     kw = dict(alpha=0.01, n_steps=3000, n_replicas=100, record_every=15, rng=1)
     mult = np.median(hx.error_floor(h.stdp(P0, **kw)))

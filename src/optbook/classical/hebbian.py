@@ -24,7 +24,8 @@ Every noisy method draws its noise from one law, ``noise_scale * U(-1, 1)^d`` (t
 code's timing noise), so that comparisons between them are at equal noise.
 
 Every trace records, per recorded iteration ``k``: ``objective`` = mean L(p) over replicas,
-``grad_norm`` = mean norm of the replicator field, ``step_size`` = alpha, and the extra series
+``grad_norm`` = mean norm of the replicator field, ``step_size`` = alpha (NaN when every
+replica has its own), and the extra series
 ``gap_mean``, ``gap_median``, ``gap_q90`` (statistics of ``1 - max_i p_i``, the distance to the
 nearest vertex) and ``success`` (fraction of replicas whose largest coordinate is the target).
 The book's experiments, figures and claims live in :mod:`optbook.classical.hebbian_experiments`,
@@ -152,7 +153,7 @@ def _distance_to_vertex(state: np.ndarray, idx: np.ndarray, logspace: bool) -> n
     masked = e.copy()
     masked[idx, cols] = 0.0
     others = masked.sum(axis=0)
-    return np.maximum(others / (others + e[idx, cols]), 0.0)
+    return others / (others + e[idx, cols])
 
 
 def _log(p: np.ndarray) -> np.ndarray:
@@ -369,7 +370,8 @@ def noisy_exponentiated_gradient(
 ) -> Result:
     """Noisy mirror descent with the entropy mirror map (exponentiated gradient):
     p <- p * exp(-alpha g) / <p, exp(-alpha g)> with g = -(B + Z), the same stochastic gradient
-    and the same random draws as :func:`stdp`. STDP is its first-order expansion in alpha."""
+    and the same random draws as :func:`stdp`. STDP is its first-order expansion in alpha.
+    ``alpha`` may be one per replica, as in :func:`stdp`."""
     p, alpha, sigma, spikes, gen = _noisy_setup(p0, n_replicas, alpha, noise_scale, spikes, rng)
 
     def step(u):
@@ -424,7 +426,9 @@ def projected_sgd(
     p <- Proj_simplex(p - alpha (grad L(p) + xi)) with the exact gradient grad L(p) = -p and
     xi = noise_scale * Z, Z ~ U(-1, 1)^d: the same noise law as :func:`stdp`'s timing noise, and
     no spike noise (the kinder oracle). Its noise does not vanish at a vertex, so it hovers at a
-    distance O(alpha) from it. The projection is the sort-based Euclidean one."""
+    distance O(alpha) from it when the noise can beat the pull of the gradient at the corner
+    (for noise_scale <= 1/2 a vertex absorbs every kick). The projection is the sort-based
+    Euclidean one. ``alpha`` may be one per replica, as in :func:`stdp`."""
     p, alpha, sigma, _, gen = _noisy_setup(p0, n_replicas, alpha, noise_scale, "none", rng)
 
     def step(q):
@@ -450,7 +454,8 @@ def hebbian_additive_noise(
     """STDP with its key ingredient removed: the Hebbian spike step is kept,
     p' = p * (1 + alpha B) / <p, 1 + alpha B> with the same one-hot B, but the timing noise is
     *added* to p instead of multiplying the weights, p <- Proj_simplex(p' + alpha * noise_scale * Z)
-    with Z ~ U(-1, 1)^d. The noise no longer shrinks with p_i (the book's negative control)."""
+    with Z ~ U(-1, 1)^d. The noise no longer shrinks with p_i (the book's negative control).
+    ``alpha`` may be one per replica, as in :func:`stdp`."""
     p, alpha, sigma, _, gen = _noisy_setup(p0, n_replicas, alpha, noise_scale, "onehot", rng)
 
     def step(q):
