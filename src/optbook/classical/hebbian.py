@@ -28,7 +28,7 @@ Every trace records, per recorded iteration ``k``: ``objective`` = mean L(p) ove
 replica has its own), and the extra series
 ``gap_mean``, ``gap_median``, ``gap_q90`` (statistics of ``1 - max_i p_i``, the distance to the
 nearest vertex) and ``success`` (fraction of replicas whose largest coordinate is the target).
-The book's experiments, figures and claims live in :mod:`optbook.classical.hebbian_experiments`,
+The book's experiments, figures and claims live in :mod:`optbook.classical.hebbian_chapter`,
 so that importing the methods does not import plotly.
 """
 from __future__ import annotations

@@ -287,15 +287,11 @@ def floor_experiment(fast: bool = False, control: bool = False) -> dict:
 def tuning_panel(fast: bool = False) -> go.Figure:
     """The tuning panel of the noise-floor claim: every method's grid, its best setting, and the
     best score against the number of settings tried."""
-    fig = tuning_figure([tune_floor(m, fast) for m in FLOOR_METHODS], logy=True, height=470,
+    fig = tuning_figure([tune_floor(m, fast) for m in FLOOR_METHODS], logy=True, height=450,
                         score_label="error floor")
-    # The grid is one parameter: name its values on the left panel's axis; keep the legend clear
-    # of the panel titles (below the plots) and the titles short enough for a phone.
+    # The grid is one parameter: name its values on the left panel's axis.
     fig.update_xaxes(tickvals=list(range(1, len(FLOOR_GRID) + 1)), ticktext=[f"{a:g}" for a in FLOOR_GRID],
-                     tickangle=-45, title_text="step size alpha", row=1, col=1)
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.3, x=0.0))
-    short = {"score of every setting tried": "every setting", "best score vs settings tried": "best so far"}
-    fig.for_each_annotation(lambda a: a.update(text=short.get(a.text, a.text), font_size=13))
+                     title_text="step size alpha (ring: best)", row=1, col=1)
     return fig
 
 
