@@ -615,10 +615,6 @@ def _multi_output_figure(alphas: tuple[float, ...], n_steps: int, seed: int) -> 
 # --------------------------------------------------------------------------- claims
 
 
-def _fmt_e(x: float) -> str:
-    return f"{x:.0e}".replace("e-0", "e-").replace("e+0", "e+")
-
-
 @claim("05", "Constant noise, no noise floor: STDP's error keeps falling where tuned projected noisy SGD stalls",
        kind="reproduction",
        paper="despite the constant injection of noise the Hebbian dynamic converges exponentially fast, whereas "
@@ -640,8 +636,8 @@ def claim_no_noise_floor(fast: bool = False, control: bool = False) -> Measured:
     who = "additive-noise Hebbian" if control else "STDP"
     return Measured(values, criteria=[Criterion("ratio_median", ">=", 100.0)], seeds=ex["seeds"], details=ex,
                     precondition=ex["sgd_stall"] >= 0.5,
-                    summary=f"floor {who} {_fmt_e(ex['floor_method'])} vs SGD {_fmt_e(ex['floor_sgd'])}: "
-                            f"ratio {_fmt_e(values['ratio_median'])} ({_fmt_e(r.min())}-{_fmt_e(r.max())})")
+                    summary=f"{who} floor {sci(ex['floor_method'])}, SGD {sci(ex['floor_sgd'])}: "
+                            f"ratio {sci(values['ratio_median'])} ({sci(r.min())} to {sci(r.max())})")
 
 
 @claim("05", "STDP identifies the most active input despite the constant noise", kind="reproduction",
