@@ -195,6 +195,32 @@ def test_projected_sgd_equals_its_formula_with_uniform_noise():
         np.testing.assert_allclose(res.paths[k + 1, 0], p, atol=1e-15)
 
 
+def test_projected_sgd_with_step_decay_equals_its_formula():
+    """alpha_k = alpha * decay ** max(0, k - decay_after), with the same draws as the fixed step."""
+    alpha, sigma, K, r, after = 0.05, 1.0, 30, 0.8, 10
+    res = h.projected_sgd(P0, alpha=alpha, noise_scale=sigma, decay=r, decay_after=after, n_steps=K,
+                          keep_paths=1, rng=4)
+    rng = np.random.default_rng(4)
+    p = P0.copy()
+    for k in range(K):
+        a = alpha * r ** max(0, k - after)
+        p = project_simplex(p + a * (p + sigma * rng.uniform(-1.0, 1.0, (3, 1))[:, 0]))
+        np.testing.assert_allclose(res.paths[k + 1, 0], p, atol=1e-15)
+    fixed = h.projected_sgd(P0, alpha=alpha, noise_scale=sigma, n_steps=after + 1, keep_paths=1, rng=4)
+    np.testing.assert_array_equal(fixed.paths, res.paths[:after + 2])  # identical until the decay starts
+
+
+def test_a_step_decay_removes_projected_sgds_floor():
+    """Once at the corner, SGD's distance is proportional to the current step: a schedule that
+    shrinks the step takes the floor down with it (the paper's contrast is with a fixed step)."""
+    kw = dict(alpha=0.01, n_steps=3000, n_replicas=100, record_every=15, rng=2)
+    fixed = np.median(_tail_mean(h.projected_sgd(P0, **kw)))
+    decayed = np.median(_tail_mean(h.projected_sgd(P0, decay=0.995, decay_after=1000, **kw)))
+    assert fixed > 1e-5 and decayed < 1e-3 * fixed
+    with pytest.raises(ValueError, match="decay"):
+        h.projected_sgd(P0, decay=[0.9, 1.1], n_replicas=2, n_steps=2)
+
+
 def test_additive_noise_control_equals_its_formula():
     alpha, K = 0.05, 30
     res = h.hebbian_additive_noise(P0, alpha=alpha, n_steps=K, keep_paths=1, rng=6)

@@ -255,14 +255,14 @@ def _run(method: str, p: np.ndarray, step: Callable, n_steps: int, *, logspace: 
 # --------------------------------------------------------------------------- the methods
 
 
-def _check_alpha(alpha, n: int) -> float | np.ndarray:
-    """A learning rate in (0, 1), or one per replica (an array of length n, for sweeps: it
-    broadcasts over the replicas in the columns of the state)."""
+def _check_alpha(alpha, n: int, name: str = "alpha", closed: bool = False) -> float | np.ndarray:
+    """A learning rate in (0, 1) (``closed``: in (0, 1]), or one per replica (an array of length
+    n, for sweeps: it broadcasts over the replicas in the columns of the state)."""
     if np.ndim(alpha) == 0:
-        return check_in_range(alpha, "alpha", 0.0, 1.0)
-    a = check_vector(alpha, "alpha", dim=n)
-    if np.any((a <= 0) | (a >= 1)):
-        raise ValueError("alpha must lie in (0, 1) for every replica")
+        return check_in_range(alpha, name, 0.0, 1.0, closed=(False, closed))
+    a = check_vector(alpha, name, dim=n)
+    if np.any((a <= 0) | ((a > 1) if closed else (a >= 1))):
+        raise ValueError(f"{name} must lie in (0, 1{']' if closed else ')'} for every replica")
     return a
 
 
@@ -416,6 +416,8 @@ def projected_sgd(
     n_steps: int = 3000,
     n_replicas: int = 1,
     noise_scale: float = 1.0,
+    decay: float = 1.0,
+    decay_after: int = 0,
     target: int | None = None,
     record_every: int = 1,
     keep_paths: int = 0,
@@ -428,14 +430,27 @@ def projected_sgd(
     no spike noise (the kinder oracle). Its noise does not vanish at a vertex, so it hovers at a
     distance O(alpha) from it when the noise can beat the pull of the gradient at the corner
     (for noise_scale <= 1/2 a vertex absorbs every kick). The projection is the sort-based
-    Euclidean one. ``alpha`` may be one per replica, as in :func:`stdp`."""
+    Euclidean one. ``alpha`` may be one per replica, as in :func:`stdp`.
+
+    ``decay < 1`` turns the fixed step into a step-decay schedule, alpha_k = alpha * decay **
+    max(0, k - decay_after): held for ``decay_after`` steps, then shrunk geometrically (``decay``
+    may also be one per replica; the trace records the initial alpha). This is not the paper's
+    baseline, whose step is fixed; the chapter uses it to show what a schedule does to the floor."""
     p, alpha, sigma, _, gen = _noisy_setup(p0, n_replicas, alpha, noise_scale, "none", rng)
+    decay = _check_alpha(decay, p.shape[0], "decay", closed=True)
+    decay_after = check_int(decay_after, "decay_after", minimum=0)
+    k = 0
 
     def step(q):
-        return project_simplex(q + alpha * (q + _timing_noise(q.shape, sigma, gen)), axis=0)
+        nonlocal k
+        a = alpha * decay ** max(0, k - decay_after)
+        k += 1
+        return project_simplex(q + a * (q + _timing_noise(q.shape, sigma, gen)), axis=0)
 
     return _run(method_name, p, step, n_steps, logspace=False, alpha=alpha, target=target,
-                record_every=record_every, keep_paths=keep_paths, meta={"noise_scale": sigma})
+                record_every=record_every, keep_paths=keep_paths,
+                meta={"noise_scale": sigma, "decay": tuple(decay) if np.ndim(decay) else decay,
+                      "decay_after": decay_after})
 
 
 def hebbian_additive_noise(
