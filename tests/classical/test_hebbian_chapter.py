@@ -54,6 +54,12 @@ def test_tuning_grids_have_their_best_inside():
     assert not set(ch.FAST_TUNING_SEEDS) & set(ch.FAST_SEEDS) and not set(ch.TUNING_SEEDS) & set(ch.SEEDS)
 
 
+def test_a_faster_step_decay_gives_projected_sgd_a_lower_floor():
+    floors = [r["median"] for r in ch.schedule_floors(seeds=(0,), n_replicas=40).values()]
+    assert ch.DECAYS[0] == 1.0 and floors[0] > 1e-5  # the fixed step: a floor
+    assert all(b < a for a, b in zip(floors, floors[1:]))
+
+
 def test_to_triangle_maps_vertices_to_corners_and_refuses_bad_points():
     x, y = ch.to_triangle(np.eye(3))
     np.testing.assert_allclose(x, [0.5, 0.0, 1.0])
