@@ -12,6 +12,8 @@ that mismatch.
 * The noise floor at a fixed budget of K = 3000 spikes: every method's step size is tuned on
   one grid, with the same budget, on held-out seeds (:func:`tune_floor`); the score is the error
   that 9 runs in 10 beat, measured to the most active input's vertex (:func:`floor_experiment`).
+  Beyond the paper's fixed-step contrast, the same score for projected SGD with a step-decay
+  schedule (:func:`schedule_floors`).
 * The chapter's figures (simplex paths, convergence phases, success against alpha, the tuning
   panel, several outputs) and their live explorers.
 """
