@@ -1,19 +1,27 @@
 """Tests of chapter 06: star-shaped polyhedral classifiers (fan coordinates, chambers,
-monotonicity, the concave log-likelihood and its maximiser, baselines, explorers)."""
+monotonicity, the concave log-likelihood and its maximiser, the scikit-learn-style classifier,
+baselines, the comparison, explorers)."""
+import subprocess
+import sys
 from itertools import product
 
 import numpy as np
 import pytest
 from scipy.optimize import minimize
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.svm import SVC
 
 from optbook.classical import starshaped as S
+from optbook.classical.starshaped import experiments as E
+from optbook.classical.starshaped import figures as F
 from optbook.core import check_derivatives
 
 
 @pytest.fixture(scope="module")
 def data():
     fan = S.type_b_fan(2)
-    X, y, y_clean = S.make_star_data(fan, S.A_TRUE, 300, 0.1, rng=0)
+    X, y, y_clean = E.make_star_data(fan, E.A_TRUE, 300, 0.1, rng=0)
     return fan, X, y, y_clean, fan.coordinates(X)
 
 
@@ -113,10 +121,10 @@ def test_fp_increase_fn_decrease_along_positive_directions(data):
 def test_perfect_classifiers_form_a_convex_set():
     """Cor 3.3 on noise-free data: the midpoint of two perfect separators is perfect."""
     fan = S.type_b_fan(2)
-    X, _, y = S.make_star_data(fan, S.A_TRUE, 200, 0.0, rng=9)
+    X, _, y = E.make_star_data(fan, E.A_TRUE, 200, 0.0, rng=9)
     A = fan.coordinates(X)
     rng = np.random.default_rng(9)
-    perfect = [a for a in S.A_TRUE * rng.uniform(0.97, 1.03, (300, 8)) if S.confusion(A, a, y)["err"] == 0]
+    perfect = [a for a in E.A_TRUE * rng.uniform(0.97, 1.03, (300, 8)) if S.confusion(A, a, y)["err"] == 0]
     assert len(perfect) >= 4
     for a, b in zip(perfect[::2], perfect[1::2]):
         assert S.confusion(A, 0.5 * (a + b), y)["err"] == 0
@@ -207,7 +215,7 @@ def test_mle_trace_records_objective_and_mistakes(data):
     assert np.isclose(tr.objective[-1], -res.fun)
     assert tr.objective[-1] <= tr.objective[0]
     assert tr["err"][-1] == S.confusion(A, res.x, y)["err"]
-    phases = S.chamber_phase(tr)
+    phases = F.chamber_phase(tr)
     assert phases[-1].label == "inside the final chamber"
 
 
@@ -215,11 +223,11 @@ def test_mle_fits_noise_free_star_data():
     """The exponential model is misspecified for hard labels, so the MLE is not a perfect
     separator (about 0.86-0.90 here), but far better than a linear classifier."""
     fan = S.type_b_fan(2)
-    X, y, _ = S.make_star_data(fan, S.A_TRUE, 600, 0.0, rng=13)
+    X, y, _ = E.make_star_data(fan, E.A_TRUE, 600, 0.0, rng=13)
     A = fan.coordinates(X)
     sel = S.select_lambda(A, y, refit=False)
     acc = np.mean(S.star_classify(A, sel["a"]) == y)
-    lin = np.mean(S.logistic_predict(S.logistic_regression(X, y).x, X) == y)
+    lin = np.mean(E.logistic_predict(E.logistic_regression(X, y).x, X) == y)
     assert acc > 0.8 and acc > lin + 0.15
 
 
@@ -234,36 +242,36 @@ def test_select_lambda_scaling_shortcut_agrees(data):
 
 def test_logistic_regression_matches_closed_form_gradient_zero(data):
     _, X, y, _, _ = data
-    res = S.logistic_regression(X, y, l2=0.0)
+    res = E.logistic_regression(X, y, l2=0.0)
     Z = np.hstack([X, np.ones((len(X), 1))])
     p = 1 / (1 + np.exp(-Z @ res.x))
     assert np.abs(Z.T @ (p - y)).max() / len(y) < 1e-7
-    assert S.logistic_predict(res.x, X).shape == y.shape
+    assert E.logistic_predict(res.x, X).shape == y.shape
 
 
-def test_mlp_baseline_is_deterministic_and_learns():
+def test_relu_net_is_deterministic_keeps_the_best_restart_and_learns():
     fan = S.type_b_fan(2)
-    X, y, _ = S.make_star_data(fan, S.A_TRUE, 200, 0.0, rng=14)
-    p1 = S.mlp_baseline(X, y, X, steps=300, restarts=2, seed=3)
-    p2 = S.mlp_baseline(X, y, X, steps=300, restarts=2, seed=3)
-    assert np.array_equal(p1[0], p2[0]) and np.mean(p1[0] == y) > 0.6
+    X, y, _ = E.make_star_data(fan, E.A_TRUE, 300, 0.0, rng=14)
+    n1, n2 = E.relu_net(X, y, restarts=3, seed=3), E.relu_net(X, y, restarts=3, seed=3)
+    assert np.array_equal(n1.predict(X), n2.predict(X))
+    assert n1.hidden_layer_sizes == (5, 2) and n1.activation == "relu"
+    losses = [E.relu_net(X, y, restarts=1, seed=3, max_iter=1000).loss_]
+    assert n1.loss_ <= losses[0] + 1e-12  # the first restart is among the three
+    assert n1.score(X, y) > 0.8
 
 
-def test_rbf_svm_baseline():
+def test_rbf_svm_is_scikit_learns():
     fan = S.type_b_fan(2)
-    X, y, _ = S.make_star_data(fan, S.A_TRUE, 200, 0.0, rng=15)
-    if not S.HAVE_SKLEARN:
-        with pytest.raises(ImportError, match="scikit-learn"):
-            S.rbf_svm_baseline(X, y, X)
-    else:
-        tr, _ = S.rbf_svm_baseline(X, y, X)
-        assert np.mean(tr == y) > 0.8
+    X, y, _ = E.make_star_data(fan, E.A_TRUE, 200, 0.0, rng=15)
+    svm = E.rbf_svm(X, y, C=4.0, gamma=10.0)
+    ref = SVC(kernel="rbf", C=4.0, gamma=10.0).fit(X, y)
+    assert np.array_equal(svm.predict(X), ref.predict(X)) and svm.score(X, y) > 0.8
 
 
 def test_data_is_deterministic_and_flips_at_the_rate():
     fan = S.type_b_fan(2)
-    X1, y1, c1 = S.make_star_data(fan, S.A_TRUE, 4000, 0.1, rng=16)
-    X2, y2, _ = S.make_star_data(fan, S.A_TRUE, 4000, 0.1, rng=16)
+    X1, y1, c1 = E.make_star_data(fan, E.A_TRUE, 4000, 0.1, rng=16)
+    X2, y2, _ = E.make_star_data(fan, E.A_TRUE, 4000, 0.1, rng=16)
     assert np.array_equal(X1, X2) and np.array_equal(y1, y2)
     assert 0.08 < np.mean(y1 != c1) < 0.12
     assert np.linalg.norm(X1, axis=1).max() <= 1
@@ -272,25 +280,25 @@ def test_data_is_deterministic_and_flips_at_the_rate():
 # ---------------------------------------------------------------- explorers and figures
 
 def test_explorers_render_and_respond():
-    f1 = S.EXPLORER_EDITOR.render(a3=2.5)
-    f2 = S.EXPLORER_EDITOR.render(a3=0.5)
+    f1 = F.EXPLORER_EDITOR.render(a3=2.5)
+    f2 = F.EXPLORER_EDITOR.render(a3=0.5)
     assert f1.layout.title.text != f2.layout.title.text
-    for e in (S.EXPLORER_CHAMBERS, S.EXPLORER_RESOLUTION):
+    for e in (F.EXPLORER_CHAMBERS, F.EXPLORER_RESOLUTION):
         assert e.render().data
-    titles = {S.EXPLORER_CHAMBERS.render(lam=lam).layout.title.text for lam in (0.5, 2.0)}
+    titles = {F.EXPLORER_CHAMBERS.render(lam=lam).layout.title.text for lam in (0.5, 2.0)}
     assert len(titles) == 2
 
 
 def test_static_sliders_have_frames():
-    for fig, n in ((S.star_editor_slider(), len(S.EDITOR_VALUES)), (S.chamber_slider(), len(S.CHAMBER_LAMS)),
-                   (S.resolution_slider(), len(S.RESOLUTIONS))):
+    for fig, n in ((F.star_editor_slider(), len(F.EDITOR_VALUES)), (F.chamber_slider(), len(F.CHAMBER_LAMS)),
+                   (F.resolution_slider(), len(E.RESOLUTIONS))):
         assert len(fig.frames) == n and fig.layout.sliders
 
 
 def test_star_polygon_vertices():
     fan = S.type_b_fan(2)
     a = np.arange(1, 9, dtype=float)
-    poly = S.star_polygon(fan, a)
+    poly = F.star_polygon(fan, a)
     assert np.allclose(poly[:-1], fan.rays / a[:, None])
 
 
@@ -333,26 +341,161 @@ def test_bad_inputs_raise_value_errors(data):
     with pytest.raises(ValueError, match="maxiter"):
         S.fit_star(A, y, maxiter=0)
     with pytest.raises(ValueError, match="flip"):
-        S.make_star_data(fan, S.A_TRUE, 10, flip=0.7)
+        E.make_star_data(fan, E.A_TRUE, 10, flip=0.7)
     with pytest.raises(ValueError, match="a_true"):
-        S.make_star_data(fan, S.A_TRUE[:3], 10)
+        E.make_star_data(fan, E.A_TRUE[:3], 10)
     with pytest.raises(ValueError, match="m"):
-        S.sample_disk(0)
+        E.sample_disk(0)
     with pytest.raises(ValueError, match="l2"):
-        S.logistic_regression(X, y, l2=-1.0)
+        E.logistic_regression(X, y, l2=-1.0)
     with pytest.raises(ValueError, match="Phi"):
-        S.logistic_regression(np.ones(5), y)
+        E.logistic_regression(np.ones(5), y)
     with pytest.raises(ValueError, match="lams"):
         S.select_lambda(A, y, [1.0, -1.0])
     with pytest.raises(ValueError, match="hidden"):
-        S.mlp_baseline(X, y, X, hidden=(0,))
+        E.relu_net(X, y, hidden=(0,))
     with pytest.raises(ValueError, match="restarts"):
-        S.mlp_baseline(X, y, X, restarts=0)
-    with pytest.raises(ValueError, match="lr"):
-        S.mlp_baseline(X, y, X, lr=0.0)
-    with pytest.raises(ValueError, match="X_test"):
-        S.mlp_baseline(X, y, np.ones((4, 3)))
+        E.relu_net(X, y, restarts=0)
+    with pytest.raises(ValueError, match="alpha"):
+        E.relu_net(X, y, alpha=-1.0)
+    with pytest.raises(ValueError, match="max_iter"):
+        E.relu_net(X, y, max_iter=0)
+    with pytest.raises(ValueError, match="y"):
+        E.relu_net(X, y[:-1])
     with pytest.raises(ValueError, match="C"):
-        S.rbf_svm_baseline(X, y, X, C=-1.0)
+        E.rbf_svm(X, y, C=-1.0)
+    with pytest.raises(ValueError, match="gamma"):
+        E.rbf_svm(X, y, gamma=np.nan)
+    with pytest.raises(ValueError, match="X"):
+        E.rbf_svm(np.full((4, 2), np.inf), [0, 1, 0, 1])
+    with pytest.raises(ValueError, match="method"):
+        E.fit_method("boosting", 0, {})
+    with pytest.raises(ValueError, match="seed"):
+        E.comparison_data(-1)
+    with pytest.raises(ValueError, match="k"):
+        E.resolution_fit(2)
+    with pytest.raises(ValueError, match="fan"):
+        F.star_polygon(S.kite_fan(3), np.ones(6))
+    with pytest.raises(ValueError, match="y"):
+        F.star_traces(fan, np.ones(8), X, y[:-1])
+    with pytest.raises(ValueError, match="X"):
+        S.type_b_coordinates(np.empty((0, 2)))
+    with pytest.raises(ValueError, match="X"):
+        S.kite_coordinates([[1.0, np.inf]])
+    with pytest.raises(ValueError, match="cones"):
+        S.Fan([[1.0, 0.0], [0.0, 1.0]], np.empty((0, 2), dtype=int))
+    with pytest.raises(ValueError, match="A"):
+        S.select_lambda(np.empty((0, 8)), [])
+    with pytest.raises(ValueError, match="lams"):
+        S.select_lambda(A, y, [])
     with pytest.raises(ValueError, match="lam_scale"):
-        S.resolution_figure(8, lam_scale=0.0)
+        F.resolution_figure(8, lam_scale=0.0)
+
+
+# ---------------------------------------------------------------- the scikit-learn-style classifier
+
+def test_star_classifier_equals_fit_star_and_select_lambda(data):
+    fan, X, y, _, A = data
+    clf = S.StarClassifier(fan, lam=0.7).fit(X, y)
+    assert np.allclose(clf.a_, S.fit_star(A, y, 0.7).x)
+    assert np.array_equal(clf.predict(X), S.star_classify(A, clf.a_))
+    auto = S.StarClassifier(fan).fit(X, y)
+    sel = S.select_lambda(A, y, refit=False)
+    assert auto.lam_ == sel["lam"] and np.allclose(auto.a_, sel["a"])
+    assert auto.score(X, y) == pytest.approx(sel["train_acc"].max())
+    assert np.array_equal(auto.classes_, [0, 1]) and auto.n_features_in_ == 2
+
+
+def test_star_classifier_scores_and_probabilities_are_consistent(data):
+    _, X, y, _, _ = data
+    clf = S.StarClassifier().fit(X, y)  # default fan: the type-B fan
+    assert clf.fan_.n_rays == 8
+    assert np.array_equal(clf.predict(X), (clf.decision_function(X) > 0).astype(int))
+    P = clf.predict_proba(X)
+    assert np.allclose(P.sum(axis=1), 1.0) and P.min() >= 0
+    # P(outside) is the exponential CDF of f_a(x) with the chosen rate
+    assert np.allclose(P[:, 1], 1 - np.exp(-clf.lam_ * (clf.decision_function(X) + 1)))
+
+
+def test_star_classifier_works_with_scikit_learn_tools(data):
+    fan, X, y, _, _ = data
+    clf = S.StarClassifier(fan, lam=1.0)
+    assert clone(clf).get_params()["lam"] == 1.0
+    scores = cross_val_score(clf, X, y, cv=3)
+    assert scores.shape == (3,) and scores.min() > 0.6
+    search = GridSearchCV(S.StarClassifier(fan), {"lam": [0.5, 1.0, 2.0]}, cv=3).fit(X, y)
+    assert search.best_params_["lam"] in (0.5, 1.0, 2.0)
+
+
+def test_star_classifier_rejects_bad_input(data):
+    fan, X, y, _, _ = data
+    with pytest.raises(ValueError, match="not fitted"):
+        S.StarClassifier().predict(X)
+    with pytest.raises(ValueError, match="lam"):
+        S.StarClassifier(lam="best").fit(X, y)
+    with pytest.raises(ValueError, match="lam"):
+        S.StarClassifier(lam=-1.0).fit(X, y)
+    with pytest.raises(ValueError, match="fan"):
+        S.StarClassifier(fan="type-B").fit(X, y)
+    with pytest.raises(ValueError, match="X"):
+        S.StarClassifier().fit(np.ones((5, 3)), np.zeros(5))
+    with pytest.raises(ValueError, match="y"):
+        S.StarClassifier().fit(X, np.full(len(X), 2))
+    clf = S.StarClassifier(fan).fit(X, y)
+    with pytest.raises(ValueError, match="X"):
+        clf.predict(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="X"):
+        clf.predict_proba([[np.nan, 0.0]])
+
+
+def test_importing_the_method_pulls_neither_plotly_nor_the_experiments():
+    code = ("import sys; from optbook.classical.starshaped import StarClassifier, fit_star; "
+            "bad = [m for m in ('plotly', 'torch', 'optbook.classical.starshaped.experiments') if m in sys.modules]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---------------------------------------------------------------- the comparison
+
+def test_comparison_data_is_deterministic_and_as_the_paper():
+    d1, d2 = E.comparison_data(7), E.comparison_data(7)
+    assert d1 is d2 or np.array_equal(d1["X"], d2["X"])
+    assert d1["X"].shape == (E.M_TRAIN, 2) and d1["X_test"].shape == (E.M_TEST, 2)
+    assert E.M_TRAIN == 500 and E.FLIP == 0.1
+    assert np.all((d1["a_true"] >= E.TRUTH_RANGE[0]) & (d1["a_true"] <= E.TRUTH_RANGE[1]))
+    # the true star misclassifies about the flipped 10% of the test points
+    A = S.type_b_fan(2).coordinates(d1["X_test"])
+    assert 0.86 < np.mean(S.star_classify(A, d1["a_true"]) == d1["y_test"]) < 0.94
+
+
+def test_every_method_gets_the_same_grid_size_and_held_out_tuning_seeds():
+    sizes = {m: int(np.prod([len(v) for v in g.values()])) for m, g in E.GRIDS.items()}
+    assert len(set(sizes.values())) == 1, sizes
+    assert not set(E.TUNING_SEEDS) & set(E.CLAIM_SEEDS)
+    assert len(E.CLAIM_SEEDS) >= 5
+    assert 0.83 > min(v for v in E.STAR_LAMS if v != "auto") and 0.83 < max(v for v in E.STAR_LAMS if v != "auto")
+
+
+def test_accuracy_is_cached_and_matches_a_direct_fit():
+    tr, te = E.accuracy(E.SVM, 100, C=4.0, gamma=10.0)
+    d = E.comparison_data(100)
+    svm = SVC(C=4.0, gamma=10.0).fit(d["X"], d["y"])
+    assert te == pytest.approx(svm.score(d["X_test"], d["y_test"]))
+    assert tr == pytest.approx(svm.score(d["X"], d["y"]))
+
+
+def test_comparison_rows_and_figures_from_a_fast_run():
+    from optbook import claims
+
+    res = claims.run_claim("06.star_vs_flexible", fast=True, with_control=False)
+    rows = E.comparison_rows(res.details)
+    names = {r["method"] for r in rows}
+    assert {E.STAR, E.NET, E.SVM, "true star (Bayes classifier)", "logistic regression"} <= names
+    assert [r["test (median)"] for r in rows] == sorted((r["test (median)"] for r in rows), reverse=True)
+    acc = res.details["acc"]
+    gap = acc[E.STAR][:, 1] - np.maximum(acc[E.NET][:, 1], acc[E.SVM][:, 1])
+    assert res.measured["gap_median"] == pytest.approx(np.median(gap))
+    fig = F.comparison_figure(res.details)
+    assert len(fig.data) == 1 + len(res.details["acc"])
+    settings = {m: t.best for m, t in res.details["tunings"].items()}
+    assert len(F.boundaries_figure(res.details["seeds"][0], settings, grid=30).data) == 6

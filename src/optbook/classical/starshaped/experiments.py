@@ -185,17 +185,18 @@ TUNING_SEEDS = (100, 101, 102)
 CLAIM_SEEDS = (0, 1, 2, 3, 4)
 
 
-def _model(method: str, seed: int, setting: dict):
-    """A fitted predictor of ``method`` at ``setting`` on the training part of data set ``seed``."""
+def fit_method(method: str, seed: int, setting: dict):
+    """A fitted predictor of ``method`` (one of ``GRIDS``) at ``setting`` on the 500 training
+    points of comparison data set ``seed``."""
+    if method not in GRIDS:
+        raise ValueError(f"method must be one of {list(GRIDS)}, got {method!r}")
     d = comparison_data(seed)
     if method in (STAR, KITE):
         fan = type_b_fan(2) if method == STAR else kite_fan(2)
         return StarClassifier(fan, lam=setting["lam"]).fit(d["X"], d["y"])
     if method == NET:
         return relu_net(d["X"], d["y"], seed=seed, **setting)
-    if method == SVM:
-        return rbf_svm(d["X"], d["y"], **setting)
-    raise ValueError(f"method must be one of {list(GRIDS)}, got {method!r}")
+    return rbf_svm(d["X"], d["y"], **setting)
 
 
 @lru_cache(maxsize=512)
@@ -203,7 +204,7 @@ def _accuracy(method: str, seed: int, setting: tuple) -> tuple[float, float]:
     """(training, test) accuracy of one fit; ``setting`` as sorted (name, value) pairs. Cached, so
     the control run and the comparison table reuse the baselines' fits."""
     d = comparison_data(seed)
-    model = _model(method, seed, dict(setting))
+    model = fit_method(method, seed, dict(setting))
     return (float(np.mean(model.predict(d["X"]) == d["y"])),
             float(np.mean(model.predict(d["X_test"]) == d["y_test"])))
 
@@ -266,6 +267,16 @@ PAPER_MARGIN = 0.028  # Algorithm 1 over the (5, 2) ReLU network, its strongest 
               ">= 0.028, each method tuned on its own 12-setting grid on 3 held-out data sets",
        control="the same Algorithm 1 on the kite fan (4 rays, every star convex) instead of the 8-ray "
                "type-B fan of the truth",
+       reproduces=False,
+       diagnosis="(1) the proxy shows the paper's phenomenon: logistic regression does no better than the "
+                 "majority class, as in the paper; (2) the paper's scale: 500 points, 10% flipped labels, the "
+                 "8-ray fan of the truth, the (5, 2) ReLU network, a lambda grid around the paper's 0.83 plus "
+                 "the paper's per-data-set choice, the truth scaled to the paper's class balance; (3) the MLE "
+                 "passes KKT and an independent solver, the lambda scaling holds to 1e-8, and the true star "
+                 "reaches the Bayes rate 0.9, so the model class is not the limit; (4) the control (convex "
+                 "kite) falls further behind. The star ties with the tuned baselines instead of leading: the "
+                 "exponential likelihood is a misspecified surrogate for hard labels, and the paper's "
+                 "baselines were untuned (scikit-learn's default network often starts dead)",
        name="star_vs_flexible")
 def claim_star_vs_flexible(fast: bool = False, control: bool = False) -> Measured:
     seeds = CLAIM_SEEDS[:2] if fast else CLAIM_SEEDS
@@ -277,11 +288,14 @@ def claim_star_vs_flexible(fast: bool = False, control: bool = False) -> Measure
     major = np.array([r["majority class"][1] for r in ref])
     star_te, net_te, svm_te = acc[method][:, 1], acc[NET][:, 1], acc[SVM][:, 1]
     gap = star_te - np.maximum(net_te, svm_te)
+    defaults = np.array([max(r["RBF SVM, scikit-learn defaults"][1], r["ReLU net (5, 2), scikit-learn defaults"][1])
+                         for r in ref])
     values = {"gap_median": np.median(gap), "gap_min": gap.min(), "gap_max": gap.max(),
               "star_test_median": np.median(star_te), "net_test_median": np.median(net_te),
               "svm_test_median": np.median(svm_te), "star_train_median": np.median(acc[method][:, 0]),
               "net_train_median": np.median(acc[NET][:, 0]), "svm_train_median": np.median(acc[SVM][:, 0]),
-              "logistic_test_median": np.median(lin), "majority_test_median": np.median(major)}
+              "logistic_test_median": np.median(lin), "majority_test_median": np.median(major),
+              "gap_to_defaults_median": np.median(star_te - defaults)}
     label = "kite" if control else "star"
     return Measured(
         values, criteria=[Criterion("gap_median", ">=", PAPER_MARGIN)], seeds=seeds,
@@ -396,7 +410,9 @@ RESOLUTIONS = (4, 6, 8, 10, 12, 16, 20, 24)
 
 
 @lru_cache(maxsize=4)
-def _resolution_base(seed: int) -> dict:
+def resolution_data(seed: int) -> dict:
+    """300 points of the card's truth A_TRUE (10% flips), split 150/150 into training and holdout."""
+    seed = check_int(seed, "seed")
     rng = np.random.default_rng(seed)
     X, y, _ = make_star_data(type_b_fan(2), A_TRUE, 300, 0.1, rng)
     return {"X": X, "y": y, "tr": slice(0, 150), "te": slice(150, 300)}
@@ -408,7 +424,7 @@ def resolution_fit(k: int, seed: int = 11) -> dict:
     picked by training accuracy (a*(lambda) = a*(1)/lambda); training and holdout accuracy. Cached."""
     k = check_int(k, "k", minimum=3)
     seed = check_int(seed, "seed")
-    b = _resolution_base(seed)
+    b = resolution_data(seed)
     fan = equiangular_fan(k)
     A = fan.coordinates(b["X"])
     tr, te, y = b["tr"], b["te"], b["y"]

@@ -7,13 +7,26 @@ from functools import lru_cache
 import numpy as np
 import plotly.graph_objects as go
 
-from ...core import Trace, check_int, check_positive
+from ...core import Trace, check_int, check_matrix, check_positive
 from ...viz import Phase, SliderStep, base_layout, color_for, slider_figure
 from ...widgets import Explorer, Slider
-from .experiments import A_TRUE, RESOLUTIONS, _resolution_base, make_star_data, resolution_fit
+from .experiments import (
+    A_TRUE,
+    KITE,
+    NET,
+    RESOLUTIONS,
+    STAR,
+    SVM,
+    comparison_data,
+    fit_method,
+    make_star_data,
+    resolution_data,
+    resolution_fit,
+)
 from .model import (
     U_FLOOR,
     Fan,
+    check_labels,
     check_params,
     confusion,
     fit_star,
@@ -30,7 +43,7 @@ INSIDE, OUTSIDE = "#1f77b4", "#d62728"
 def star_polygon(fan: Fan, a, radius: float = 1.6) -> np.ndarray:
     """Closed polygon of the 2-D star(a) boundary (vertices v_i / a_i in angular order); a ray
     with a_i = 0 is cut at ``radius`` (the star is unbounded there)."""
-    if fan._angles is None:
+    if not isinstance(fan, Fan) or fan._angles is None:
         raise ValueError("fan must be a 2-D fan built by fan_2d")
     a = check_params(a, fan.n_rays)
     dirs = fan.rays / np.linalg.norm(fan.rays, axis=1, keepdims=True)
@@ -44,6 +57,8 @@ def star_traces(fan: Fan, a, X, y, *, name: str = "star(a)", show_rays: bool = T
     """The star's boundary, the fan's rays and the data (circles = label 0 inside, crosses =
     label 1 outside; black rings mark misclassified points). Always 5 traces."""
     poly = star_polygon(fan, a)
+    X = check_matrix(X, "X", shape=(None, 2))
+    y = check_labels(y, X.shape[0])
     pred = star_classify(fan.coordinates(X), a)
     wrong = pred != y
     R = 1.5 * fan.rays / np.linalg.norm(fan.rays, axis=1, keepdims=True)
@@ -229,7 +244,7 @@ def _resolution_all(seed: int) -> dict:
 
 def _resolution_traces(k: int, lam_scale: float = 1.0, seed: int = 11) -> tuple[list, dict]:
     f = _resolution_all(seed)[k] if k in RESOLUTIONS else resolution_fit(k, seed)
-    b = _resolution_base(seed)
+    b = resolution_data(seed)
     a = f["a"] / lam_scale
     X, y = b["X"][b["te"]], b["y"][b["te"]]
     A = f["A"][b["te"]]
@@ -306,3 +321,57 @@ def chamber_phase(trace: Trace) -> list[Phase]:
     return phases
 
 
+
+
+# --------------------------------------------------------------------------- the comparison
+
+#: Colours of the comparison's methods, shared by its two figures.
+METHOD_COLORS = {STAR: "#2ca02c", NET: color_for(0), SVM: color_for(1), KITE: "#8c564b"}
+
+
+def comparison_figure(details: dict) -> go.Figure:
+    """Test accuracy of every tuned method on each data set of a run of 06.star_vs_flexible,
+    with the true star's (the Bayes rate) as a ceiling."""
+    seeds = [f"data set {s}" for s in details["seeds"]]
+    bayes = [r["true star (Bayes classifier)"][1] for r in details["reference"]]
+    fig = go.Figure(go.Scatter(x=seeds, y=bayes, mode="lines+markers", name="true star (Bayes rate)",
+                               line=dict(color="black", dash="dot"), marker=dict(symbol="line-ew-open", size=14)))
+    for m, acc in details["acc"].items():
+        fig.add_trace(go.Scatter(x=seeds, y=acc[:, 1], mode="markers", name=m,
+                                 marker=dict(color=METHOD_COLORS[m], size=12,
+                                             symbol="star" if m in (STAR, KITE) else "circle")))
+    return base_layout(fig, yaxis_title="test accuracy (2000 fresh points)", height=420)
+
+
+def boundaries_figure(seed: int, settings: dict, grid: int = 121) -> go.Figure:
+    """Decision boundaries of the tuned star, ReLU net and RBF SVM on comparison data set ``seed``
+    (the paper's Fig. 10), with the true star dashed and the 500 training points."""
+    seed = check_int(seed, "seed")
+    grid = check_int(grid, "grid", minimum=10)
+    d = comparison_data(seed)
+    g = np.linspace(-1.05, 1.05, grid)
+    G = np.stack(np.meshgrid(g, g), axis=-1).reshape(-1, 2)
+    fan = type_b_fan(2)
+    true_poly = star_polygon(fan, d["a_true"])
+    X, y = d["X"], d["y"]
+    traces = [
+        go.Scatter(x=X[y == 0, 0], y=X[y == 0, 1], mode="markers", name="label 0 (inside)",
+                   marker=dict(color=INSIDE, size=4, opacity=0.45)),
+        go.Scatter(x=X[y == 1, 0], y=X[y == 1, 1], mode="markers", name="label 1 (outside)",
+                   marker=dict(color=OUTSIDE, size=4, symbol="x", opacity=0.45)),
+        go.Scatter(x=true_poly[:, 0], y=true_poly[:, 1], mode="lines", name="true star",
+                   line=dict(color="black", dash="dash", width=2)),
+    ]
+    for m in (NET, SVM):
+        model = fit_method(m, seed, settings[m])
+        z = model.predict(G).reshape(grid, grid).astype(float)
+        traces.append(go.Contour(x=g, y=g, z=z, contours=dict(start=0.5, end=0.5, size=1, coloring="lines"),
+                                 line=dict(width=2.5), colorscale=[[0, METHOD_COLORS[m]], [1, METHOD_COLORS[m]]],
+                                 showscale=False, name=m, showlegend=True, hoverinfo="skip"))
+    star = fit_method(STAR, seed, settings[STAR])
+    poly = star_polygon(fan, star.a_)
+    traces.append(go.Scatter(x=poly[:, 0], y=poly[:, 1], mode="lines+markers", name=STAR,
+                             line=dict(color=METHOD_COLORS[STAR], width=3), marker=dict(size=7)))
+    fig = go.Figure(traces)
+    base_layout(fig, xaxis_title="x<sub>1</sub>", yaxis_title="x<sub>2</sub>", height=560)
+    return _square_axes(fig, lim=1.05)
