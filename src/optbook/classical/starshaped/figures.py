@@ -345,7 +345,8 @@ def comparison_figure(details: dict) -> go.Figure:
 
 def boundaries_figure(seed: int, settings: dict, grid: int = 121) -> go.Figure:
     """Decision boundaries of the tuned star, ReLU net and RBF SVM on comparison data set ``seed``
-    (the paper's Fig. 10), with the true star dashed and the 500 training points."""
+    (the paper's Fig. 10) inside the unit disk where the data live, with the true star dashed and
+    the 500 training points."""
     seed = check_int(seed, "seed")
     grid = check_int(grid, "grid", minimum=10)
     d = comparison_data(seed)
@@ -364,7 +365,9 @@ def boundaries_figure(seed: int, settings: dict, grid: int = 121) -> go.Figure:
     ]
     for m in (NET, SVM):
         model = fit_method(m, seed, settings[m])
-        z = model.predict(G).reshape(grid, grid).astype(float)
+        z = model.predict(G).astype(float)
+        z[np.linalg.norm(G, axis=1) > 1.0] = np.nan  # no data outside the disk: no boundary to draw
+        z = z.reshape(grid, grid)
         traces.append(go.Contour(x=g, y=g, z=z, contours=dict(start=0.5, end=0.5, size=1, coloring="lines"),
                                  line=dict(width=2.5), colorscale=[[0, METHOD_COLORS[m]], [1, METHOD_COLORS[m]]],
                                  showscale=False, name=m, showlegend=True, hoverinfo="skip"))
