@@ -370,6 +370,14 @@ def test_bad_inputs_raise_value_errors(data):
         E.rbf_svm(np.full((4, 2), np.inf), [0, 1, 0, 1])
     with pytest.raises(ValueError, match="method"):
         E.fit_method("boosting", 0, {})
+    with pytest.raises(ValueError, match="setting"):
+        E.fit_method(E.STAR, 0, {"C": 1.0})
+    with pytest.raises(ValueError, match="lam"):
+        E.fit_method(E.STAR, 0, {"lam": np.nan})
+    with pytest.raises(ValueError, match="amax"):
+        F.chamber_data(81, amax=np.inf)
+    with pytest.raises(ValueError, match="seed"):
+        F.boundaries_figure(-1, {})
     with pytest.raises(ValueError, match="seed"):
         E.comparison_data(-1)
     with pytest.raises(ValueError, match="k"):

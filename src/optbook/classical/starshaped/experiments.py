@@ -190,6 +190,8 @@ def fit_method(method: str, seed: int, setting: dict):
     points of comparison data set ``seed``."""
     if method not in GRIDS:
         raise ValueError(f"method must be one of {list(GRIDS)}, got {method!r}")
+    if not isinstance(setting, dict) or set(setting) != set(GRIDS[method]):
+        raise ValueError(f"setting for {method!r} must be a dict with keys {sorted(GRIDS[method])}, got {setting!r}")
     d = comparison_data(seed)
     if method in (STAR, KITE):
         fan = type_b_fan(2) if method == STAR else kite_fan(2)

@@ -140,6 +140,8 @@ def star_editor_slider(ray: int = 7, values=EDITOR_VALUES) -> go.Figure:
 def chamber_data(grid: int = 81, amax: float = 4.0) -> dict:
     """16 points in [-1, 1] labelled by the interval star(1.4, 2.2), 3 labels flipped; err on a grid
     of (a_1, a_2), the hyperplanes (lines a_1 = 1/|x| or a_2 = 1/x) and a*(1)."""
+    grid = check_int(grid, "grid", minimum=2)
+    amax = check_positive(amax, "amax")
     rng = np.random.default_rng(3)
     x = np.sort(rng.uniform(-1, 1, 16))
     fan = line_fan()
