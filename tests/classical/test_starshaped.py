@@ -1,6 +1,5 @@
-"""Tests of chapter 06: star-shaped polyhedral classifiers (fan coordinates, chambers,
-monotonicity, the concave log-likelihood and its maximiser, the scikit-learn-style classifier,
-baselines, the comparison, explorers)."""
+"""Tests of chapter 06's method: star-shaped polyhedral classifiers (fan coordinates, chambers,
+monotonicity, the concave log-likelihood and its maximiser, the scikit-learn-style classifier)."""
 import subprocess
 import sys
 from itertools import product
@@ -10,19 +9,17 @@ import pytest
 from scipy.optimize import minimize
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, cross_val_score
-from sklearn.svm import SVC
 
 from optbook.classical import starshaped as S
-from optbook.classical.starshaped import experiments as E
-from optbook.classical.starshaped import figures as F
+from optbook.classical import starshaped_chapter as ch
 from optbook.core import check_derivatives
-
 
 @pytest.fixture(scope="module")
 def data():
     fan = S.type_b_fan(2)
-    X, y, y_clean = E.make_star_data(fan, E.A_TRUE, 300, 0.1, rng=0)
+    X, y, y_clean = ch.make_star_data(fan, ch.A_TRUE, 300, 0.1, rng=0)
     return fan, X, y, y_clean, fan.coordinates(X)
+
 
 
 # ---------------------------------------------------------------- fan coordinates
@@ -121,10 +118,10 @@ def test_fp_increase_fn_decrease_along_positive_directions(data):
 def test_perfect_classifiers_form_a_convex_set():
     """Cor 3.3 on noise-free data: the midpoint of two perfect separators is perfect."""
     fan = S.type_b_fan(2)
-    X, _, y = E.make_star_data(fan, E.A_TRUE, 200, 0.0, rng=9)
+    X, _, y = ch.make_star_data(fan, ch.A_TRUE, 200, 0.0, rng=9)
     A = fan.coordinates(X)
     rng = np.random.default_rng(9)
-    perfect = [a for a in E.A_TRUE * rng.uniform(0.97, 1.03, (300, 8)) if S.confusion(A, a, y)["err"] == 0]
+    perfect = [a for a in ch.A_TRUE * rng.uniform(0.97, 1.03, (300, 8)) if S.confusion(A, a, y)["err"] == 0]
     assert len(perfect) >= 4
     for a, b in zip(perfect[::2], perfect[1::2]):
         assert S.confusion(A, 0.5 * (a + b), y)["err"] == 0
@@ -207,27 +204,15 @@ def test_mle_boundary_optimum_is_kept():
     assert S.kkt_residual(res.x, A, y, 1.0) < 1e-7
 
 
-def test_mle_trace_records_objective_and_mistakes(data):
-    _, _, y, _, A = data
-    res = S.fit_star(A, y, 1.0)
-    tr = res.trace
-    assert len(tr) == res.nit + 1
-    assert np.isclose(tr.objective[-1], -res.fun)
-    assert tr.objective[-1] <= tr.objective[0]
-    assert tr["err"][-1] == S.confusion(A, res.x, y)["err"]
-    phases = F.chamber_phase(tr)
-    assert phases[-1].label == "inside the final chamber"
-
-
 def test_mle_fits_noise_free_star_data():
     """The exponential model is misspecified for hard labels, so the MLE is not a perfect
     separator (about 0.86-0.90 here), but far better than a linear classifier."""
     fan = S.type_b_fan(2)
-    X, y, _ = E.make_star_data(fan, E.A_TRUE, 600, 0.0, rng=13)
+    X, y, _ = ch.make_star_data(fan, ch.A_TRUE, 600, 0.0, rng=13)
     A = fan.coordinates(X)
     sel = S.select_lambda(A, y, refit=False)
     acc = np.mean(S.star_classify(A, sel["a"]) == y)
-    lin = np.mean(E.logistic_predict(E.logistic_regression(X, y).x, X) == y)
+    lin = np.mean(ch.logistic_predict(ch.logistic_regression(X, y).x, X) == y)
     assert acc > 0.8 and acc > lin + 0.15
 
 
@@ -236,168 +221,6 @@ def test_select_lambda_scaling_shortcut_agrees(data):
     lams = np.geomspace(0.3, 3, 7)
     a, b = S.select_lambda(A, y, lams), S.select_lambda(A, y, lams, refit=False)
     assert a["best"] == b["best"] and np.allclose(a["fits"], b["fits"], rtol=1e-5)
-
-
-# ---------------------------------------------------------------- baselines
-
-def test_logistic_regression_matches_closed_form_gradient_zero(data):
-    _, X, y, _, _ = data
-    res = E.logistic_regression(X, y, l2=0.0)
-    Z = np.hstack([X, np.ones((len(X), 1))])
-    p = 1 / (1 + np.exp(-Z @ res.x))
-    assert np.abs(Z.T @ (p - y)).max() / len(y) < 1e-7
-    assert E.logistic_predict(res.x, X).shape == y.shape
-
-
-def test_relu_net_is_deterministic_keeps_the_best_restart_and_learns():
-    fan = S.type_b_fan(2)
-    X, y, _ = E.make_star_data(fan, E.A_TRUE, 300, 0.0, rng=14)
-    n1, n2 = E.relu_net(X, y, restarts=3, seed=3), E.relu_net(X, y, restarts=3, seed=3)
-    assert np.array_equal(n1.predict(X), n2.predict(X))
-    assert n1.hidden_layer_sizes == (5, 2) and n1.activation == "relu"
-    losses = [E.relu_net(X, y, restarts=1, seed=3, max_iter=1000).loss_]
-    assert n1.loss_ <= losses[0] + 1e-12  # the first restart is among the three
-    assert n1.score(X, y) > 0.8
-
-
-def test_rbf_svm_is_scikit_learns():
-    fan = S.type_b_fan(2)
-    X, y, _ = E.make_star_data(fan, E.A_TRUE, 200, 0.0, rng=15)
-    svm = E.rbf_svm(X, y, C=4.0, gamma=10.0)
-    ref = SVC(kernel="rbf", C=4.0, gamma=10.0).fit(X, y)
-    assert np.array_equal(svm.predict(X), ref.predict(X)) and svm.score(X, y) > 0.8
-
-
-def test_data_is_deterministic_and_flips_at_the_rate():
-    fan = S.type_b_fan(2)
-    X1, y1, c1 = E.make_star_data(fan, E.A_TRUE, 4000, 0.1, rng=16)
-    X2, y2, _ = E.make_star_data(fan, E.A_TRUE, 4000, 0.1, rng=16)
-    assert np.array_equal(X1, X2) and np.array_equal(y1, y2)
-    assert 0.08 < np.mean(y1 != c1) < 0.12
-    assert np.linalg.norm(X1, axis=1).max() <= 1
-
-
-# ---------------------------------------------------------------- explorers and figures
-
-def test_explorers_render_and_respond():
-    f1 = F.EXPLORER_EDITOR.render(a3=2.5)
-    f2 = F.EXPLORER_EDITOR.render(a3=0.5)
-    assert f1.layout.title.text != f2.layout.title.text
-    for e in (F.EXPLORER_CHAMBERS, F.EXPLORER_RESOLUTION):
-        assert e.render().data
-    titles = {F.EXPLORER_CHAMBERS.render(lam=lam).layout.title.text for lam in (0.5, 2.0)}
-    assert len(titles) == 2
-
-
-def test_static_sliders_have_frames():
-    for fig, n in ((F.star_editor_slider(), len(F.EDITOR_VALUES)), (F.chamber_slider(), len(F.CHAMBER_LAMS)),
-                   (F.resolution_slider(), len(E.RESOLUTIONS))):
-        assert len(fig.frames) == n and fig.layout.sliders
-
-
-def test_star_polygon_vertices():
-    fan = S.type_b_fan(2)
-    a = np.arange(1, 9, dtype=float)
-    poly = F.star_polygon(fan, a)
-    assert np.allclose(poly[:-1], fan.rays / a[:, None])
-
-
-# ---------------------------------------------------------------- bad input
-
-def test_bad_inputs_raise_value_errors(data):
-    fan, X, y, _, A = data
-    with pytest.raises(ValueError, match="rays"):
-        S.fan_2d([[1, 0], [0, 1], [-1, 0]])  # angle pi between (-1,0) and (1,0): not complete
-    with pytest.raises(ValueError, match="rays"):
-        S.fan_2d([[1, 0], [0, 1]])
-    with pytest.raises(ValueError, match="rays"):
-        S.fan_2d([[1, 0], [2, 0], [-1, 1], [-1, -1]])
-    with pytest.raises(ValueError, match="cones"):
-        S.Fan([[1.0, 0], [2.0, 0]], np.array([[0, 1]]))
-    with pytest.raises(ValueError, match="k"):
-        S.equiangular_fan(2)
-    with pytest.raises(ValueError, match="X"):
-        fan.coordinates(np.ones((3, 3)))
-    with pytest.raises(ValueError, match="X"):
-        fan.coordinates([[np.nan, 0.0]])
-    with pytest.raises(ValueError, match="method"):
-        fan.coordinates(X, method="magic")
-    with pytest.raises(ValueError, match="a"):
-        S.star_classify(A, -np.ones(A.shape[1]))
-    with pytest.raises(ValueError, match="a"):
-        S.star_classify(A, np.ones(3))
-    with pytest.raises(ValueError, match="y"):
-        S.confusion(A, np.ones(A.shape[1]), np.full(len(y), 2))
-    with pytest.raises(ValueError, match="y"):
-        S.fit_star(A, y[:-1])
-    with pytest.raises(ValueError, match="lam"):
-        S.fit_star(A, y, 0.0)
-    with pytest.raises(ValueError, match="lam"):
-        S.log_likelihood(np.ones(A.shape[1]), A, y, np.inf)
-    with pytest.raises(ValueError, match="a0"):
-        S.fit_star(A, y, a0=np.full(A.shape[1], np.nan))
-    with pytest.raises(ValueError, match="tol"):
-        S.fit_star(A, y, tol=-1.0)
-    with pytest.raises(ValueError, match="maxiter"):
-        S.fit_star(A, y, maxiter=0)
-    with pytest.raises(ValueError, match="flip"):
-        E.make_star_data(fan, E.A_TRUE, 10, flip=0.7)
-    with pytest.raises(ValueError, match="a_true"):
-        E.make_star_data(fan, E.A_TRUE[:3], 10)
-    with pytest.raises(ValueError, match="m"):
-        E.sample_disk(0)
-    with pytest.raises(ValueError, match="l2"):
-        E.logistic_regression(X, y, l2=-1.0)
-    with pytest.raises(ValueError, match="Phi"):
-        E.logistic_regression(np.ones(5), y)
-    with pytest.raises(ValueError, match="lams"):
-        S.select_lambda(A, y, [1.0, -1.0])
-    with pytest.raises(ValueError, match="hidden"):
-        E.relu_net(X, y, hidden=(0,))
-    with pytest.raises(ValueError, match="restarts"):
-        E.relu_net(X, y, restarts=0)
-    with pytest.raises(ValueError, match="alpha"):
-        E.relu_net(X, y, alpha=-1.0)
-    with pytest.raises(ValueError, match="max_iter"):
-        E.relu_net(X, y, max_iter=0)
-    with pytest.raises(ValueError, match="y"):
-        E.relu_net(X, y[:-1])
-    with pytest.raises(ValueError, match="C"):
-        E.rbf_svm(X, y, C=-1.0)
-    with pytest.raises(ValueError, match="gamma"):
-        E.rbf_svm(X, y, gamma=np.nan)
-    with pytest.raises(ValueError, match="X"):
-        E.rbf_svm(np.full((4, 2), np.inf), [0, 1, 0, 1])
-    with pytest.raises(ValueError, match="method"):
-        E.fit_method("boosting", 0, {})
-    with pytest.raises(ValueError, match="setting"):
-        E.fit_method(E.STAR, 0, {"C": 1.0})
-    with pytest.raises(ValueError, match="lam"):
-        E.fit_method(E.STAR, 0, {"lam": np.nan})
-    with pytest.raises(ValueError, match="amax"):
-        F.chamber_data(81, amax=np.inf)
-    with pytest.raises(ValueError, match="seed"):
-        F.boundaries_figure(-1, {})
-    with pytest.raises(ValueError, match="seed"):
-        E.comparison_data(-1)
-    with pytest.raises(ValueError, match="k"):
-        E.resolution_fit(2)
-    with pytest.raises(ValueError, match="fan"):
-        F.star_polygon(S.kite_fan(3), np.ones(6))
-    with pytest.raises(ValueError, match="y"):
-        F.star_traces(fan, np.ones(8), X, y[:-1])
-    with pytest.raises(ValueError, match="X"):
-        S.type_b_coordinates(np.empty((0, 2)))
-    with pytest.raises(ValueError, match="X"):
-        S.kite_coordinates([[1.0, np.inf]])
-    with pytest.raises(ValueError, match="cones"):
-        S.Fan([[1.0, 0.0], [0.0, 1.0]], np.empty((0, 2), dtype=int))
-    with pytest.raises(ValueError, match="A"):
-        S.select_lambda(np.empty((0, 8)), [])
-    with pytest.raises(ValueError, match="lams"):
-        S.select_lambda(A, y, [])
-    with pytest.raises(ValueError, match="lam_scale"):
-        F.resolution_figure(8, lam_scale=0.0)
 
 
 # ---------------------------------------------------------------- the scikit-learn-style classifier
@@ -458,52 +281,51 @@ def test_star_classifier_rejects_bad_input(data):
 
 def test_importing_the_method_pulls_neither_plotly_nor_the_experiments():
     code = ("import sys; from optbook.classical.starshaped import StarClassifier, fit_star; "
-            "bad = [m for m in ('plotly', 'torch', 'optbook.classical.starshaped.experiments') if m in sys.modules]; "
+            "bad = [m for m in ('plotly', 'torch', 'optbook.classical.starshaped_chapter', 'sklearn.svm') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-# ---------------------------------------------------------------- the comparison
 
-def test_comparison_data_is_deterministic_and_as_the_paper():
-    d1, d2 = E.comparison_data(7), E.comparison_data(7)
-    assert d1 is d2 or np.array_equal(d1["X"], d2["X"])
-    assert d1["X"].shape == (E.M_TRAIN, 2) and d1["X_test"].shape == (E.M_TEST, 2)
-    assert E.M_TRAIN == 500 and E.FLIP == 0.1
-    assert np.all((d1["a_true"] >= E.TRUTH_RANGE[0]) & (d1["a_true"] <= E.TRUTH_RANGE[1]))
-    # the true star misclassifies about the flipped 10% of the test points
-    A = S.type_b_fan(2).coordinates(d1["X_test"])
-    assert 0.86 < np.mean(S.star_classify(A, d1["a_true"]) == d1["y_test"]) < 0.94
+# ---------------------------------------------------------------- bad input
+
+def _bad_cases():
+    fan = S.type_b_fan(2)
+    A = fan.coordinates(np.random.default_rng(0).normal(size=(20, 2)))
+    y = (np.arange(20) % 2).astype(int)
+    return [
+        (lambda: S.fan_2d([[1, 0], [0, 1], [-1, 0]]), "^rays must positively span"),  # a gap of pi
+        (lambda: S.fan_2d([[1, 0], [0, 1]]), "^rays must hold at least 3"),
+        (lambda: S.fan_2d([[1, 0], [2, 0], [-1, 1], [-1, -1]]), "^rays must point in distinct"),
+        (lambda: S.fan_2d([[np.nan, 0], [0, 1], [-1, -1]]), "^rays must be finite"),
+        (lambda: S.Fan([[1.0, 0], [2.0, 0]], np.array([[0, 1]])), "^cones must be simplicial"),
+        (lambda: S.Fan([[1.0, 0.0], [0.0, 1.0]], np.empty((0, 2), dtype=int)), "^cones must be a non-empty"),
+        (lambda: S.equiangular_fan(2), "^k must"),
+        (lambda: fan.coordinates(np.ones((3, 3))), "^X must have shape"),
+        (lambda: fan.coordinates([[np.nan, 0.0]]), "^X must be finite"),
+        (lambda: fan.coordinates(np.empty((0, 2))), "^X must be a non-empty"),
+        (lambda: fan.coordinates([[1.0, 0.0]], method="magic"), "^method must be"),
+        (lambda: S.type_b_coordinates(np.empty((0, 2))), "^X must be a non-empty"),
+        (lambda: S.kite_coordinates([[1.0, np.inf]]), "^X must be finite"),
+        (lambda: S.star_classify(A, -np.ones(8)), "^a must be non-negative"),
+        (lambda: S.star_classify(A, np.ones(3)), "^a must have length 8"),
+        (lambda: S.confusion(A, np.ones(8), np.full(20, 2)), "^y must contain only 0 and 1"),
+        (lambda: S.fit_star(A, y[:-1]), "^y must have length 20"),
+        (lambda: S.fit_star(A, y, 0.0), "^lam must be positive"),
+        (lambda: S.log_likelihood(np.ones(8), A, y, np.inf), "^lam must be finite"),
+        (lambda: S.fit_star(A, y, a0=np.full(8, np.nan)), "^a0 must be finite"),
+        (lambda: S.fit_star(A, y, tol=-1.0), "^tol must be positive"),
+        (lambda: S.fit_star(A, y, maxiter=0), "^maxiter must"),
+        (lambda: S.fit_star(np.full((20, 8), np.nan), y), "^A must be finite"),
+        (lambda: S.kkt_residual(np.ones(8), A, y, lam=-1.0), "^lam must be positive"),
+        (lambda: S.select_lambda(A, y, [1.0, -1.0]), "^lams must be positive"),
+        (lambda: S.select_lambda(A, y, []), "^lams must not be empty"),
+        (lambda: S.select_lambda(np.empty((0, 8)), []), "^lams must not be empty|^A must be a non-empty"),
+    ]
 
 
-def test_every_method_gets_the_same_grid_size_and_held_out_tuning_seeds():
-    sizes = {m: int(np.prod([len(v) for v in g.values()])) for m, g in E.GRIDS.items()}
-    assert len(set(sizes.values())) == 1, sizes
-    assert not set(E.TUNING_SEEDS) & set(E.CLAIM_SEEDS)
-    assert len(E.CLAIM_SEEDS) >= 5
-    assert 0.83 > min(v for v in E.STAR_LAMS if v != "auto") and 0.83 < max(v for v in E.STAR_LAMS if v != "auto")
-
-
-def test_accuracy_is_cached_and_matches_a_direct_fit():
-    tr, te = E.accuracy(E.SVM, 100, C=4.0, gamma=10.0)
-    d = E.comparison_data(100)
-    svm = SVC(C=4.0, gamma=10.0).fit(d["X"], d["y"])
-    assert te == pytest.approx(svm.score(d["X_test"], d["y_test"]))
-    assert tr == pytest.approx(svm.score(d["X"], d["y"]))
-
-
-def test_comparison_rows_and_figures_from_a_fast_run():
-    from optbook import claims
-
-    res = claims.run_claim("06.star_vs_flexible", fast=True, with_control=False)
-    rows = E.comparison_rows(res.details)
-    names = {r["method"] for r in rows}
-    assert {E.STAR, E.NET, E.SVM, "true star (Bayes classifier)", "logistic regression"} <= names
-    assert [r["test (median)"] for r in rows] == sorted((r["test (median)"] for r in rows), reverse=True)
-    acc = res.details["acc"]
-    gap = acc[E.STAR][:, 1] - np.maximum(acc[E.NET][:, 1], acc[E.SVM][:, 1])
-    assert res.measured["gap_median"] == pytest.approx(np.median(gap))
-    fig = F.comparison_figure(res.details)
-    assert len(fig.data) == 1 + len(res.details["acc"])
-    settings = {m: t.best for m, t in res.details["tunings"].items()}
-    assert len(F.boundaries_figure(res.details["seeds"][0], settings, grid=30).data) == 6
+@pytest.mark.parametrize("case", range(len(_bad_cases())))
+def test_bad_inputs_raise_value_errors_naming_the_argument(case):
+    call, pattern = _bad_cases()[case]
+    with pytest.raises(ValueError, match=pattern):
+        call()

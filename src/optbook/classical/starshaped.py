@@ -11,8 +11,8 @@ model is concave in a, so the maximum-likelihood star is a convex program (Algor
 
 Label convention (the paper's): label 1 means *outside* the star (f_a(x) > 1), label 0 inside.
 
-This module is what a user imports; the book's experiments, baselines and claims live in
-:mod:`.experiments`, its figures and explorers in :mod:`.figures`.
+This module is what a user imports; the book's experiments, baselines, figures, explorers and
+claims live in :mod:`optbook.classical.starshaped_chapter`.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ...core import Result, Trace, check_int, check_matrix, check_positive, check_vector
+from ..core import Result, Trace, check_int, check_matrix, check_positive, check_vector
 
 #: Where log(1 - exp(-lambda u)) is evaluated for a positive point with u = 0 (a degenerate star).
 U_FLOOR = 1e-12
