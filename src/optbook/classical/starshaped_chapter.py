@@ -234,6 +234,7 @@ def tune_comparison(fast: bool = False) -> dict[str, Tuning]:
                            higher_is_better=True) for m in GRIDS}
 
 
+@lru_cache(maxsize=16)
 def _reference_accuracies(seed: int) -> dict[str, tuple[float, float]]:
     """Reference rows of the comparison table on data set ``seed``: the true star (the Bayes
     classifier, about 0.9 with 10% flips), the majority class, logistic regression on x and on the
