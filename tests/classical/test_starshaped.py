@@ -223,6 +223,43 @@ def test_select_lambda_scaling_shortcut_agrees(data):
     assert a["best"] == b["best"] and np.allclose(a["fits"], b["fits"], rtol=1e-5)
 
 
+def test_threshold_lambda_is_the_best_over_every_lambda(data):
+    """The exact choice beats or ties every lambda of a fine grid, and its accuracy is the one it reports."""
+    _, _, y, _, A = data
+    a1 = S.fit_star(A, y, 1.0).x
+    lam, acc = S.threshold_lambda(A @ a1, y)
+    assert acc == pytest.approx(np.mean(S.star_classify(A, a1 / lam) == y))
+    grid = np.geomspace(0.05, 20, 4001)
+    brute = np.mean(((A @ a1)[:, None] > grid[None, :]) == (y == 1)[:, None], axis=0)
+    assert acc >= brute.max() - 1e-12
+    assert acc >= S.select_lambda(A, y, refit=False)["train_acc"].max()
+
+
+def test_threshold_lambda_edge_cases():
+    # ties in u cannot be split; all-outside and all-inside cuts; the smallest lambda on ties
+    assert S.threshold_lambda([1.0, 1.0, 3.0], [0, 1, 1]) == (0.5, pytest.approx(2 / 3))
+    assert S.threshold_lambda([0.5, 2.0], [1, 1]) == (0.25, 1.0)
+    assert S.threshold_lambda([0.5, 2.0], [0, 0]) == (4.0, 1.0)
+    assert S.threshold_lambda([0.0, 0.0], [1, 0])[1] == 0.5
+    lam, _ = S.threshold_lambda([1.0, 2.0, 3.0, 4.0], [0, 1, 0, 1])  # three cuts with 3 of 4 right
+    assert lam == 1.5
+
+
+def test_type_b_star_with_the_dents_switched_off_is_the_kite_star(data):
+    """Reduction test of the comparison's control: a kite star is the type-B star whose diagonal
+    values are a_(+-1,+-1) = a_(+-1,0) + a_(0,+-1) (f linear on each quadrant). So the type-B
+    coordinates times that map are the kite coordinates, and the type-B MLE is at least as likely."""
+    fan, X, y, _, A = data
+    # kite rays e1, e2, -e1, -e2 -> type-B rays (1,0), (1,1), (0,1), (-1,1), (-1,0), (-1,-1), (0,-1), (1,-1)
+    M = np.array([[1, 0, 0, 0], [1, 1, 0, 0], [0, 1, 0, 0], [0, 1, 1, 0],
+                  [0, 0, 1, 0], [0, 0, 1, 1], [0, 0, 0, 1], [1, 0, 0, 1]], dtype=float)
+    K = S.kite_fan(2).coordinates(X)
+    assert np.allclose(A @ M, K, atol=1e-12)
+    kite = S.fit_star(K, y, 1.0)
+    assert np.allclose(S.star_classify(A, M @ kite.x), S.star_classify(K, kite.x))
+    assert S.fit_star(A, y, 1.0).fun >= kite.fun - 1e-9
+
+
 # ---------------------------------------------------------------- the scikit-learn-style classifier
 
 def test_star_classifier_equals_fit_star_and_select_lambda(data):
@@ -235,6 +272,10 @@ def test_star_classifier_equals_fit_star_and_select_lambda(data):
     assert auto.lam_ == sel["lam"] and np.allclose(auto.a_, sel["a"])
     assert auto.score(X, y) == pytest.approx(sel["train_acc"].max())
     assert np.array_equal(auto.classes_, [0, 1]) and auto.n_features_in_ == 2
+    exact = S.StarClassifier(fan, lam="exact").fit(X, y)
+    a1 = S.fit_star(A, y, 1.0).x
+    assert exact.lam_ == S.threshold_lambda(A @ a1, y)[0] and np.allclose(exact.a_, a1 / exact.lam_)
+    assert exact.score(X, y) >= auto.score(X, y)
 
 
 def test_star_classifier_scores_and_probabilities_are_consistent(data):
@@ -321,6 +362,10 @@ def _bad_cases():
         (lambda: S.select_lambda(A, y, [1.0, -1.0]), "^lams must be positive"),
         (lambda: S.select_lambda(A, y, []), "^lams must not be empty"),
         (lambda: S.select_lambda(np.empty((0, 8)), []), "^lams must not be empty|^A must be a non-empty"),
+        (lambda: S.threshold_lambda([1.0, -1.0], [0, 1]), "^u must be non-negative"),
+        (lambda: S.threshold_lambda([1.0, np.nan], [0, 1]), "^u must be finite"),
+        (lambda: S.threshold_lambda([], []), "^u must"),
+        (lambda: S.threshold_lambda([1.0, 2.0], [0]), "^y must have length 2"),
     ]
 
 

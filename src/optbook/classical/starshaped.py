@@ -414,6 +414,33 @@ def select_lambda(A, y, lams=LAM_GRID, *, refit: bool = True, tol: float = 1e-10
             "a": fits[best], "result": result}
 
 
+def threshold_lambda(u, y) -> tuple[float, float]:
+    """The rate lambda > 0 with the best training accuracy along the whole line of optima, exactly.
+
+    ``u`` holds f_{a*(1)}(x_i) = <[x_i], a*(1)>. Since a*(lambda) = a*(1)/lambda (Thm 3.11), point i
+    is predicted outside at rate lambda exactly when u_i > lambda, so the accuracy changes only at
+    the values u_i: one sort finds the best lambda over (0, inf), where a grid could miss it (err is
+    not unimodal in lambda). Returns (lambda, training accuracy); lambda is the midpoint of the best
+    gap between consecutive values of u (the smallest such gap on ties).
+    """
+    u = check_vector(u, "u")
+    if np.any(u < 0):
+        raise ValueError("u must be non-negative (values of f_a with a >= 0)")
+    y = check_labels(y, u.size)
+    order = np.argsort(u, kind="stable")
+    us, ys = u[order], y[order]
+    # k = 0..m: the k smallest values of u predicted inside (label 0), the rest outside
+    correct = (np.concatenate([[0], np.cumsum(ys == 0)])
+               + np.concatenate([[np.sum(ys == 1)], np.sum(ys == 1) - np.cumsum(ys == 1)]))
+    lower, upper = np.concatenate([[0.0], us]), np.concatenate([us, [np.inf]])
+    k = int(np.argmax(np.where(upper > lower, correct, -1)))  # a cut needs a gap (lambda > 0 too)
+    if np.isfinite(upper[k]):
+        lam = 0.5 * (lower[k] + upper[k])
+    else:  # everything inside: any lambda above max(u) does
+        lam = 2.0 * lower[k] if lower[k] > 0 else 1.0
+    return float(lam), float(correct[k] / u.size)
+
+
 # --------------------------------------------------------------------------- scikit-learn style
 
 
@@ -425,9 +452,11 @@ class StarClassifier(ClassifierMixin, BaseEstimator):
     ----------
     fan : Fan, optional
         The fixed complete simplicial fan (default: the 8-ray type-B fan of the plane).
-    lam : float or "auto"
+    lam : float, "auto" or "exact"
         Rate lambda > 0 of the exponential model. ``"auto"`` picks it from ``lams`` by training
         accuracy, as the paper does; thanks to a*(lambda) = a*(1)/lambda that costs one fit.
+        ``"exact"`` picks the best training accuracy over all lambda > 0
+        (:func:`threshold_lambda`), also from one fit.
     lams : array
         Candidate rates for ``lam="auto"``.
     tol, maxiter :
@@ -443,7 +472,8 @@ class StarClassifier(ClassifierMixin, BaseEstimator):
     classes_ : array([0, 1])
         Label 1 means outside the star (the paper's convention).
     result_ : Result
-        The run of :func:`fit_star` at lambda = ``lam_`` (or at 1 for ``"auto"``), with its trace.
+        The run of :func:`fit_star` at lambda = ``lam_`` (or at 1 for ``"auto"`` and ``"exact"``),
+        with its trace.
     """
 
     def __init__(self, fan: Fan | None = None, lam: float | str = "auto", lams=LAM_GRID, tol: float = 1e-10,
@@ -468,10 +498,15 @@ class StarClassifier(ClassifierMixin, BaseEstimator):
         y = check_labels(y, X.shape[0])
         A = fan.coordinates(X)
         if isinstance(self.lam, str):
-            if self.lam != "auto":
-                raise ValueError(f"lam must be a positive number or 'auto', got {self.lam!r}")
-            sel = select_lambda(A, y, self.lams, refit=False, tol=self.tol, maxiter=self.maxiter)
-            res, self.lam_, self.a_ = sel["result"], sel["lam"], sel["a"]
+            if self.lam not in ("auto", "exact"):
+                raise ValueError(f"lam must be a positive number, 'auto' or 'exact', got {self.lam!r}")
+            if self.lam == "auto":
+                sel = select_lambda(A, y, self.lams, refit=False, tol=self.tol, maxiter=self.maxiter)
+                res, self.lam_, self.a_ = sel["result"], sel["lam"], sel["a"]
+            else:
+                res = fit_star(A, y, 1.0, tol=self.tol, maxiter=self.maxiter)
+                self.lam_ = threshold_lambda(A @ res.x, y)[0]
+                self.a_ = res.x / self.lam_
         else:
             res = fit_star(A, y, self.lam, tol=self.tol, maxiter=self.maxiter)
             self.lam_, self.a_ = float(self.lam), res.x
