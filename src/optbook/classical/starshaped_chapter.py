@@ -180,6 +180,8 @@ def comparison_data(seed: int) -> dict:
 # --------------------------------------------------------------------------- the comparison
 
 STAR, KITE, NET, SVM = "star MLE (type-B fan)", "kite star (convex)", "ReLU net (5, 2)", "RBF SVM"
+#: The flexible baselines at scikit-learn's defaults (the paper's "standard implementations").
+DEFAULT_SVM, DEFAULT_NET = "RBF SVM, scikit-learn defaults", "ReLU net (5, 2), scikit-learn defaults"
 #: Each method's grid, 12 settings each. The star's rate lambda: 11 values around the paper's
 #: 0.83 and "auto" (picked per data set by training accuracy, as the paper does).
 STAR_LAMS = (*np.round(np.geomspace(0.5, 1.6, 11), 3).tolist(), "auto")
@@ -257,11 +259,11 @@ def _reference_accuracies(seed: int) -> dict[str, tuple[float, float]]:
     wf = logistic_regression(A, y).x
     record("logistic on fan coordinates", logistic_predict(wf, A), logistic_predict(wf, As))
     svm = SVC().fit(X, y)
-    record("RBF SVM, scikit-learn defaults", svm.predict(X), svm.predict(Xs))
+    record(DEFAULT_SVM, svm.predict(X), svm.predict(Xs))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # the default 200 Adam steps stop early
         net = MLPClassifier((5, 2), random_state=seed).fit(X, y)
-    record("ReLU net (5, 2), scikit-learn defaults", net.predict(X), net.predict(Xs))
+    record(DEFAULT_NET, net.predict(X), net.predict(Xs))
     return out
 
 
@@ -300,14 +302,21 @@ def claim_star_vs_flexible(fast: bool = False, control: bool = False) -> Measure
     major = np.array([r["majority class"][1] for r in ref])
     star_te, net_te, svm_te = acc[method][:, 1], acc[NET][:, 1], acc[SVM][:, 1]
     gap = star_te - np.maximum(net_te, svm_te)
-    defaults = np.array([max(r["RBF SVM, scikit-learn defaults"][1], r["ReLU net (5, 2), scikit-learn defaults"][1])
-                         for r in ref])
+    defaults = np.array([max(r[DEFAULT_SVM][1], r[DEFAULT_NET][1]) for r in ref])
+    bayes = np.array([r["true star (Bayes classifier)"][1] for r in ref])
+    train_gap = acc[method][:, 0] - np.maximum(acc[NET][:, 0], acc[SVM][:, 0])
     values = {"gap_median": np.median(gap), "gap_min": gap.min(), "gap_max": gap.max(),
               "star_test_median": np.median(star_te), "net_test_median": np.median(net_te),
               "svm_test_median": np.median(svm_te), "star_train_median": np.median(acc[method][:, 0]),
               "net_train_median": np.median(acc[NET][:, 0]), "svm_train_median": np.median(acc[SVM][:, 0]),
               "logistic_test_median": np.median(lin), "majority_test_median": np.median(major),
-              "gap_to_defaults_median": np.median(star_te - defaults)}
+              "gap_to_defaults_median": np.median(star_te - defaults),
+              # the paper's measure (accuracy on the training points) at the same settings
+              "train_gap_median": np.median(train_gap),
+              # room above the better baseline: the criterion asks the star to be within
+              # headroom - 0.028 of the Bayes rate
+              "bayes_test_median": np.median(bayes),
+              "headroom_median": np.median(bayes - np.maximum(net_te, svm_te))}
     label = "kite" if control else "star"
     return Measured(
         values, criteria=[Criterion("gap_median", ">=", PAPER_MARGIN)], seeds=seeds,
@@ -317,6 +326,40 @@ def claim_star_vs_flexible(fast: bool = False, control: bool = False) -> Measure
         summary=f"test accuracy {label} {np.median(star_te):.3f}, net {np.median(net_te):.3f}, "
                 f"SVM {np.median(svm_te):.3f}; gap {np.median(gap):+.3f} ({gap.min():+.3f} to {gap.max():+.3f})",
         details={"seeds": seeds, "tunings": tunings, "acc": acc, "reference": ref})
+
+
+@claim("06", "On the points it was fitted to, the star beats an RBF-SVM and a ReLU net at standard settings",
+       kind="reproduction",
+       paper="Fig. 3: on the 500 points it was fitted to, Algorithm 1 (lambda about 0.83, the best value "
+             "found) classifies 0.852 correctly, the (5, 2) ReLU network 0.824 and the RBF-SVM 0.78, both "
+             "'standard implementations': +0.028 over the stronger",
+       expect="median over 5 data sets of [star training accuracy, lambda maximising it exactly - "
+              "max(RBF SVM, (5, 2) ReLU net at scikit-learn's defaults) training accuracy] >= 0.028",
+       control="the same with the kite fan (4 rays, every star convex) instead of the 8-ray type-B fan of the truth",
+       name="paper_table")
+def claim_paper_table(fast: bool = False, control: bool = False) -> Measured:
+    seeds = CLAIM_SEEDS[:2] if fast else CLAIM_SEEDS
+    method = KITE if control else STAR
+    star = np.array([accuracy(method, s, lam="exact") for s in seeds])
+    ref = [_reference_accuracies(s) for s in seeds]
+    train = {name: np.array([r[name][0] for r in ref])
+             for name in (DEFAULT_SVM, DEFAULT_NET, "logistic regression", "majority class",
+                          "true star (Bayes classifier)")}
+    best = np.maximum(train[DEFAULT_SVM], train[DEFAULT_NET])
+    gap = star[:, 0] - best
+    values = {"gap_median": np.median(gap), "gap_min": gap.min(), "gap_max": gap.max(),
+              "star_train_median": np.median(star[:, 0]), "svm_train_median": np.median(train[DEFAULT_SVM]),
+              "net_train_median": np.median(train[DEFAULT_NET]),
+              "bayes_train_median": np.median(train["true star (Bayes classifier)"]),
+              "star_test_median": np.median(star[:, 1])}
+    label = "kite" if control else "star"
+    return Measured(
+        values, criteria=[Criterion("gap_median", ">=", PAPER_MARGIN)], seeds=seeds,
+        # as in the paper, logistic regression cannot do better than the majority class
+        precondition=bool(np.median(train["logistic regression"] - train["majority class"]) <= 0.05),
+        summary=f"training accuracy {label} {np.median(star[:, 0]):.3f}, SVM {np.median(train[DEFAULT_SVM]):.3f}, "
+                f"net {np.median(train[DEFAULT_NET]):.3f}; gap {np.median(gap):+.3f} ({gap.min():+.3f} to {gap.max():+.3f})",
+        details={"seeds": seeds, "star": star, "train": train})
 
 
 def comparison_rows(details: dict) -> list[dict]:
