@@ -336,6 +336,16 @@ def claim_star_vs_flexible(fast: bool = False, control: bool = False) -> Measure
        expect="median over 5 data sets of [star training accuracy, lambda maximising it exactly - "
               "max(RBF SVM, (5, 2) ReLU net at scikit-learn's defaults) training accuracy] >= 0.028",
        control="the same with the kite fan (4 rays, every star convex) instead of the 8-ray type-B fan of the truth",
+       reproduces=False,
+       diagnosis="(1) the proxy shows the paper's phenomenon: on the training points logistic regression does no "
+                 "better than the majority class, as in the paper; (2) the paper's protocol: 500 points, 10% flipped "
+                 "labels, the truth's own 8-ray fan, accuracy on the training points, lambda chosen by training "
+                 "accuracy (exactly, over every lambda: the reading most favourable to the star), the baselines at "
+                 "scikit-learn's defaults; (3) the MLE passes KKT and an independent solver, the type-B star with "
+                 "its dents switched off is the kite star, and the exact lambda beats every grid value; (4) the "
+                 "control (convex kite) falls behind. The star leads the default network by about 0.1, as in the "
+                 "paper, but the default RBF-SVM fits the training points about as well as the star (the paper's "
+                 "SVM scored 0.78, well below scikit-learn's default here), so the lead is short of +0.028",
        name="paper_table")
 def claim_paper_table(fast: bool = False, control: bool = False) -> Measured:
     seeds = CLAIM_SEEDS[:2] if fast else CLAIM_SEEDS
