@@ -2,6 +2,7 @@
 explorers."""
 import numpy as np
 import pytest
+from scipy.optimize import minimize
 from sklearn.svm import SVC
 
 from optbook.classical import starshaped as S
@@ -82,6 +83,8 @@ def test_static_sliders_have_frames():
     for fig, n in ((ch.star_editor_slider(), len(ch.EDITOR_VALUES)), (ch.chamber_slider(), len(ch.CHAMBER_LAMS)),
                    (ch.resolution_slider(), len(ch.RESOLUTIONS))):
         assert len(fig.frames) == n and fig.layout.sliders
+        # the frame's title sits above the legend: the top margin leaves room for both
+        assert fig.layout.title.text and fig.layout.margin.t >= 100
 
 
 def test_star_polygon_vertices():
@@ -110,6 +113,26 @@ def test_every_method_gets_the_same_grid_size_and_held_out_tuning_seeds():
     assert not set(ch.TUNING_SEEDS) & set(ch.CLAIM_SEEDS)
     assert len(ch.CLAIM_SEEDS) >= 5
     assert 0.83 > min(v for v in ch.STAR_LAMS if v != "auto") and 0.83 < max(v for v in ch.STAR_LAMS if v != "auto")
+
+
+def test_runaway_vertex_is_the_likelihoods_optimum_not_a_solver_failure():
+    """On comparison data set 0 the MLE puts a_4 = 0 (the true vertex on that ray lies beyond the
+    disk): the KKT conditions hold with a strictly negative partial derivative there, the label-0
+    and label-1 coordinates have full rank (a unique maximum, Thm 3.9), and an independent
+    solver agrees."""
+    d = ch.comparison_data(0)
+    A, y = S.type_b_fan(2).coordinates(d["X"]), d["y"]
+    assert np.linalg.matrix_rank(A[y == 0]) == 8 and np.linalg.matrix_rank(A[y == 1]) == 8
+    res = S.fit_star(A, y, 1.0)
+    assert res.x[3] == 0.0 and res.jac[3] < -1.0
+    assert S.kkt_residual(res.x, A, y, 1.0) < 1e-8
+    ref = minimize(lambda v: -S.log_likelihood(np.maximum(v, 0), A, y, 1.0), np.ones(8),
+                   jac=lambda v: -S.log_likelihood_grad(np.maximum(v, 0), A, y, 1.0),
+                   hess=lambda v: -S.log_likelihood_hess(np.maximum(v, 0), A, y, 1.0), method="trust-constr",
+                   bounds=[(0, None)] * 8, options=dict(gtol=1e-12, xtol=1e-14, maxiter=3000))
+    assert np.allclose(np.maximum(ref.x, 0), res.x, atol=1e-5)
+    (ray, true_radius), = ch.runaway_vertices(0, {"lam": 1.0})
+    assert ray == 4 and true_radius > 1.0
 
 
 def test_accuracy_is_cached_and_matches_a_direct_fit():
@@ -173,6 +196,10 @@ def _bad_cases():
         (lambda: ch.star_editor_slider(ray=9), "^ray must be 1..8"),
         (lambda: ch.chamber_figure(lam=0.0), "^lam must be positive"),
         (lambda: ch.resolution_figure(8, lam_scale=0.0), "^lam_scale must be positive"),
+        (lambda: ch.resolution_curve(seeds=()), "^seeds and ks must not be empty"),
+        (lambda: ch.comparison_rows({}), "^details must be"),
+        (lambda: ch.comparison_figure({"seeds": (0,)}), "^details must be"),
+        (lambda: ch.runaway_vertices(0, {"lam": 1.0}, radius=-1.0), "^radius must be positive"),
     ]
 
 

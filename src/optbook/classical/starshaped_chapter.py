@@ -372,11 +372,29 @@ def claim_paper_table(fast: bool = False, control: bool = False) -> Measured:
         details={"seeds": seeds, "star": star, "train": train})
 
 
+def runaway_vertices(seed: int, setting: dict, radius: float = 1.5) -> list[tuple[int, float]]:
+    """Rays along which the star fitted to comparison data set ``seed`` (at ``setting``) puts its
+    vertex v_i / a_i beyond ``radius``, far outside the unit disk of the data (a_i = 0: at
+    infinity), as (ray number 1..8, distance of the true star's vertex on that ray)."""
+    radius = check_positive(radius, "radius")
+    clf = fit_method(STAR, seed, setting)
+    norms = np.linalg.norm(clf.fan_.rays, axis=1)
+    far = np.flatnonzero(norms > radius * clf.a_)  # |v_i| / a_i > radius, also when a_i = 0
+    truth = comparison_data(seed)["a_true"]
+    return [(int(i) + 1, float(norms[i] / truth[i])) for i in far]
+
+
+def _check_details(details, keys) -> dict:
+    if not isinstance(details, dict) or not set(keys) <= set(details):
+        raise ValueError(f"details must be the details of a run of 06.star_vs_flexible (keys {sorted(keys)})")
+    return details
+
+
 def comparison_rows(details: dict) -> list[dict]:
     """The comparison table from a run of 06.star_vs_flexible: every method's median training and
     test accuracy over the claim's data sets, the worst and best test accuracy, and the paper's
     figure (accuracy on its training data) where it reports one."""
-    tunings = details["tunings"]
+    tunings = _check_details(details, ("tunings", "acc", "reference"))["tunings"]
     per_method = {m: (a[:, 0], a[:, 1]) for m, a in details["acc"].items()}
     for name in details["reference"][0]:
         per_method[name] = (np.array([r[name][0] for r in details["reference"]]),
@@ -501,6 +519,8 @@ def resolution_fit(k: int, seed: int = 11) -> dict:
 
 def resolution_curve(seeds=(11, 12, 13), ks=RESOLUTIONS) -> dict:
     """Mean training and holdout accuracy against the number of rays k."""
+    if not len(seeds) or not len(ks):
+        raise ValueError("seeds and ks must not be empty")
     tr = np.array([[resolution_fit(k, s)["train"] for k in ks] for s in seeds])
     te = np.array([[resolution_fit(k, s)["holdout"] for k in ks] for s in seeds])
     return {"ks": np.array(ks), "train": tr.mean(axis=0), "holdout": te.mean(axis=0),
@@ -599,10 +619,10 @@ def star_editor_slider(ray: int = 7, values=EDITOR_VALUES) -> go.Figure:
         steps.append(SliderStep(f"{v:g}", star_traces(d["fan"], a, d["X"], d["y"]),
                                 layout={"title": {"text": _editor_title(confusion(d["A"], a, d["y"]))}}))
     active = int(np.argmin(np.abs(np.array(values) - base[ray - 1])))
+    # the title goes through slider_figure, which leaves room for it above the legend
     fig = slider_figure(steps, slider_label=f"a{ray}", active=active, fixed_axes=False,
+                        title=steps[active].layout["title"]["text"],
                         xaxis_title="x<sub>1</sub>", yaxis_title="x<sub>2</sub>", height=600)
-    fig.update_layout(title=dict(text=_editor_title(confusion(d["A"], np.where(
-        np.arange(8) == ray - 1, values[active], base), d["y"])), x=0.01))
     return _square_axes(fig)
 
 
@@ -704,8 +724,9 @@ def chamber_slider() -> go.Figure:
     for lam in CHAMBER_LAMS:
         traces, layout = _chamber_traces(lam)
         steps.append(SliderStep(f"{lam:g}", background + traces, layout))
-    fig = slider_figure(steps, slider_label="lambda", active=CHAMBER_LAMS.index(1.0), fixed_axes=False, height=640)
-    fig.update_layout(title=dict(text=steps[CHAMBER_LAMS.index(1.0)].layout["title"]["text"], x=0.01))
+    act = CHAMBER_LAMS.index(1.0)
+    fig = slider_figure(steps, slider_label="lambda", active=act, fixed_axes=False,
+                        title=steps[act].layout["title"]["text"], height=640)
     return _chamber_axes(fig)
 
 
@@ -751,8 +772,8 @@ def resolution_slider() -> go.Figure:
     steps = [SliderStep(str(k), *_resolution_traces(k)) for k in RESOLUTIONS]
     act = RESOLUTIONS.index(8)
     fig = slider_figure(steps, slider_label="rays k", active=act, fixed_axes=False,
+                        title=steps[act].layout["title"]["text"],
                         xaxis_title="x<sub>1</sub>", yaxis_title="x<sub>2</sub>", height=600)
-    fig.update_layout(title=dict(text=steps[act].layout["title"]["text"], x=0.01))
     return _square_axes(fig)
 
 
@@ -806,6 +827,7 @@ METHOD_COLORS = {STAR: "#2ca02c", NET: color_for(0), SVM: color_for(1), KITE: "#
 def comparison_figure(details: dict) -> go.Figure:
     """Test accuracy of every tuned method on each data set of a run of 06.star_vs_flexible,
     with the true star's (the Bayes rate) as a ceiling."""
+    _check_details(details, ("seeds", "acc", "reference"))
     seeds = [f"data set {s}" for s in details["seeds"]]
     bayes = [r["true star (Bayes classifier)"][1] for r in details["reference"]]
     fig = go.Figure(go.Scatter(x=seeds, y=bayes, mode="lines+markers", name="true star (Bayes rate)",
