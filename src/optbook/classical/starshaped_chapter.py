@@ -557,7 +557,9 @@ def star_traces(fan: Fan, a, X, y, *, name: str = "star(a)", show_rays: bool = T
     rx = np.column_stack([np.zeros(len(R)), R[:, 0], np.full(len(R), np.nan)]).ravel() if show_rays else []
     ry = np.column_stack([np.zeros(len(R)), R[:, 1], np.full(len(R), np.nan)]).ravel() if show_rays else []
     return [
-        go.Scatter(x=rx, y=ry, mode="lines", name="fan rays", line=dict(color="#bbb", width=1, dash="dot")),
+        # the rays stay out of the legend (grey, dotted, named in the text): fewer legend rows on a phone
+        go.Scatter(x=rx, y=ry, mode="lines", name="fan rays", showlegend=False,
+                   line=dict(color="#bbb", width=1, dash="dot")),
         go.Scatter(x=X[y == 0, 0], y=X[y == 0, 1], mode="markers", name="label 0 (inside)",
                    marker=dict(color=INSIDE, size=5, symbol="circle")),
         go.Scatter(x=X[y == 1, 0], y=X[y == 1, 1], mode="markers", name="label 1 (outside)",
@@ -586,7 +588,7 @@ def editor_data() -> dict:
 
 
 def _editor_title(conf: dict) -> str:
-    return f"FP = {conf['FP']}, FN = {conf['FN']}, err = {conf['err']} of 200 points"
+    return f"FP {conf['FP']}, FN {conf['FN']}, err {conf['err']} (of 200)"  # short: fits a phone
 
 
 def star_editor_figure(a1=1.0, a2=1.0, a3=1.0, a4=1.0, a5=1.0, a6=1.0, a7=1.0, a8=1.0) -> go.Figure:
@@ -674,8 +676,7 @@ def _chamber_traces(lam: float) -> tuple[list, dict]:
         go.Scatter(x=[a_star[0]], y=[a_star[1]], mode="markers", name="a*(lambda)",
                    marker=dict(color="#2ca02c", size=13, symbol="star", line=dict(color="black", width=1))),
     ]
-    title = (f"lambda = {lam:g}: a* = ({a_star[0]:.2f}, {a_star[1]:.2f}), "
-             f"FP = {conf['FP']}, FN = {conf['FN']}, err = {conf['err']}")
+    title = f"λ = {lam:g}: a* = ({a_star[0]:.2f}, {a_star[1]:.2f}), FP {conf['FP']}, FN {conf['FN']}, err {conf['err']}"
     return traces, {"title": {"text": title}}
 
 
@@ -746,7 +747,7 @@ def _resolution_traces(k: int, lam_scale: float = 1.0, seed: int = 11) -> tuple[
     acc_tr = float(np.mean(star_classify(f["A"][b["tr"]], a) == b["y"][b["tr"]]))
     acc_te = float(np.mean(star_classify(A, a) == y))
     traces = star_traces(f["fan"], a, X, y, name=f"MLE star, {k} rays")
-    title = f"k = {k} rays: training accuracy {acc_tr:.3f}, holdout accuracy {acc_te:.3f} (holdout points shown)"
+    title = f"k = {k} rays: training {acc_tr:.3f}, holdout {acc_te:.3f}"
     return traces, {"title": {"text": title}}
 
 
