@@ -88,6 +88,7 @@
   // light boxes (legend, annotation backgrounds) to translucent dark. Colour scales are left as
   // they are (viridis reads on both).
   function darkColors(value, key, text) {
+    if (key === "colorway" && Array.isArray(value)) return value.map(function (v) { return darkColors(v, "color", text); });
     if (Array.isArray(value)) return value.map(function (v) { return darkColors(v, key, text); });
     if (value && typeof value === "object") {
       var out = {};
@@ -176,7 +177,8 @@
 
   function hasColorbar(t) {
     if (/^(contour|heatmap|surface|histogram2d|histogram2dcontour)$/.test(t.type || "")) return t.showscale !== false;
-    return !!(t.marker && t.marker.showscale);
+    var m = t.marker;  // a scatter's colour bar: asked for, or implied by colorbar settings
+    return !!(m && (m.showscale || (m.colorbar && m.showscale !== false && m.color && typeof m.color !== "string")));
   }
 
   // Labels of named regions along the top (optbook.viz.phase_layout) collide on a phone: every
@@ -211,7 +213,7 @@
       });
     });
     var bars = panels.map(function (p) { return p.traces.some(function (i) { return hasColorbar(data[i]); }); });
-    var BAR = 46, GAP = 64, PANEL = panels.length > 1 && sideBySide ? 250 : null;
+    var BAR = 46, GAP = 64, PANEL = panels.length > 1 && sideBySide ? 250 : null, stacked = false;
 
     if (PANEL) {
       // Stack the panels top to bottom in reading order, each across the full width.
@@ -242,6 +244,7 @@
         top -= heights[k];
       });
       layout.height = m.t + plotH + m.b;
+      stacked = true;
     } else {
       panels.forEach(function (p) { p.bottom = p.y[0]; p.plotH = (layout.height || 450) - m.t - m.b; });
       if (bars.some(Boolean)) { m.b += BAR; layout.height = (layout.height || 450) + BAR; }
@@ -253,14 +256,23 @@
       p.traces.forEach(function (i) {
         var t = data[i];
         if (!hasColorbar(t)) return;
-        var cb = Object.assign({}, t.colorbar, { orientation: "h", x: 0.5, xanchor: "center", xref: "paper",
+        var onMarker = !!(t.marker && (t.marker.showscale || t.marker.colorbar));
+        var cb = Object.assign({}, onMarker ? t.marker.colorbar : t.colorbar, { orientation: "h", x: 0.5, xanchor: "center", xref: "paper",
           y: p.bottom - below, yanchor: "top", yref: "paper", len: 0.9, lenmode: "fraction", thickness: 10 });
         if (cb.title) cb.title = Object.assign({}, typeof cb.title === "string" ? { text: cb.title } : cb.title, { side: "top" });
-        if (t.marker && t.marker.showscale) t.marker = Object.assign({}, t.marker, { colorbar: cb });
+        if (onMarker) t.marker = Object.assign({}, t.marker, { colorbar: cb });
         else t.colorbar = cb;
       });
     });
-    return layout;
+    return { layout: layout, stacked: stacked };
+  }
+
+  // A caption that points left and right, once the panels are stacked.
+  function stackedCaption(html) {
+    return html.replace(/\(left\)/g, "(top)").replace(/\(right\)/g, "(bottom)")
+      .replace(/\bleft panel/g, "top panel").replace(/\bright panel/g, "bottom panel")
+      .replace(/\bLeft panel/g, "Top panel").replace(/\bRight panel/g, "Bottom panel")
+      .replace(/\bon the left\b/g, "on top").replace(/\bon the right\b/g, "below");
   }
 
   /* ---------- one figure ---------- */
@@ -281,9 +293,17 @@
       });
     }
     if (template) layout.template = template;
+    var stacked = false;
     if (st.narrow) {
-      layout = narrowView(data, layout, st.el.clientWidth);
+      var nv = narrowView(data, layout, st.el.clientWidth);
+      layout = nv.layout; stacked = nv.stacked;
       (frames || []).forEach(function (f) { if (f.layout) narrowAnnotations(f.layout); });
+    }
+    var cap = st.el.querySelector("figcaption");
+    if (cap) {
+      if (st.caption === undefined) st.caption = cap.innerHTML;
+      var want = stacked ? stackedCaption(st.caption) : st.caption;
+      if (cap.innerHTML !== want) cap.innerHTML = want;
     }
     st.gd.style.height = (layout.height || 450) + "px";
     return { data: data, layout: layout, frames: frames, config: spec.config };

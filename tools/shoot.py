@@ -104,7 +104,7 @@ def shoot(browser, url: str, stem: str, out: Path, full: bool, figures: bool = F
             tab.on("pageerror", lambda e: errors.append(str(e)))
             tab.goto(url, wait_until="load")
             # Figures are drawn as they come near the screen: draw them all for a full-page shot.
-            if full:
+            if full or figures:
                 tab.evaluate("window.optbookFigures && window.optbookFigures.drawAll()")
             tab.wait_for_timeout(1500)
             name = f"{stem}-{size}-{mode}.png"

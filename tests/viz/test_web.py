@@ -249,3 +249,28 @@ def test_the_page_theme_carries_the_style_palettes_and_template(ext, tmp_path):
     assert "layout" in theme["templates"]["plotly_white"]
     js = (ROOT / "_assets" / "optbook-figures.js").read_text()
     assert "plotly/plotly-cartesian.min.js" in js and "plotly/plotly.min.js" in js and "OPTBOOK_THEME" in js
+
+
+def test_lines_told_apart_by_colour_alone_get_a_dash_each():
+    from optbook.viz.compact import distinct_dashes
+
+    fig = make_subplots(rows=1, cols=2)
+    for col in (1, 2):
+        for name, color in (("A", "#0072B2"), ("B", "#D55E00")):
+            fig.add_trace(go.Scatter(y=[1, 2], name=name, legendgroup=name, line=dict(color=color),
+                                     showlegend=col == 1), 1, col)
+    fig.add_trace(go.Scatter(y=[1, 2], name="C", line=dict(dash="dot")), 1, 1)
+    out = distinct_dashes(fig.to_dict())
+    dashes = [(t["name"], t["line"].get("dash")) for t in out["data"]]
+    assert dashes == [("A", "solid"), ("B", "dash"), ("A", "solid"), ("B", "dash"), ("C", "dot")]
+    sweep = go.Figure([go.Scatter(y=[k, k + 1], name=f"eta={k}") for k in range(10)]).to_dict()
+    assert distinct_dashes(sweep) == sweep  # a colour scale along a sweep is left alone
+
+
+def test_an_untitled_figure_of_several_panels_is_captioned_by_its_panels():
+    fig = make_subplots(rows=1, cols=2)
+    fig.add_trace(go.Scatter(y=[1, 2], name="a"), 1, 1)
+    fig.add_trace(go.Scatter(y=[1, 2], name="b"), 1, 2)
+    fig.update_yaxes(title_text="loss", row=1, col=1)
+    fig.update_xaxes(title_text="step", row=1, col=1)
+    assert caption(fig.to_dict()) == "2 panels: loss against step; value against x."

@@ -11,7 +11,8 @@ figure dict (as plotly's ``to_dict`` gives it) so that
   style, a background contour): plotly merges a frame into the plotted traces, so what is the
   same everywhere need only be stated once;
 - colours of plotly's former default palette, which chapters may still name, become the book's
-  colour-blind-safe ones (:data:`optbook.viz.style.LEGACY_COLORS`).
+  colour-blind-safe ones (:data:`optbook.viz.style.LEGACY_COLORS`), and lines that only colour
+  tells apart get a dash each (:func:`distinct_dashes`).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .style import LEGACY_COLORS
+from .style import DASHES, LEGACY_COLORS
 
 #: Trace attributes holding coordinates (the bulk of a figure's bytes).
 ARRAY_KEYS = ("x", "y", "z", "customdata", "surfacecolor")
@@ -103,36 +104,87 @@ def _canon(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+_MISSING = object()
+_SHARED = object()
+
+
+def _strip_shared(values: list, base: Any) -> Any:
+    """``values`` (one per frame) with what every frame shares with ``base`` taken out: _SHARED
+    when all equal ``base``, else the per-frame values, dicts stripped key by key (plotly merges a
+    frame's nested attributes into the trace, so a shared ``marker.colorbar`` can go while a
+    changing ``marker.color`` stays)."""
+    canon_base = _canon(base) if base is not _MISSING else None
+    if canon_base is not None and all(v is not _MISSING and _canon(v) == canon_base for v in values):
+        return _SHARED
+    nested = [base, *values]
+    if all(isinstance(v, dict) and "bdata" not in v for v in nested):  # a typed array is one value
+        out: list[dict] = [{} for _ in values]
+        for key in dict.fromkeys(k for v in values for k in v):
+            sub = _strip_shared([v.get(key, _MISSING) for v in values], base.get(key, _MISSING))
+            if sub is _SHARED:
+                continue
+            for o, s in zip(out, sub):
+                if s is not _MISSING:
+                    o[key] = s
+        return out
+    return values
+
+
 def _share_frame_data(data: list[dict], frames: list[dict]) -> list[dict]:
-    """Drop from every frame the trace attributes that all frames share with the figure's own
-    traces, and traces left with nothing to change (naming the rest in ``traces``)."""
+    """Drop from every frame what all frames share with the figure's own traces, and traces left
+    with nothing to change (the frames then name the traces they change in ``traces``)."""
     if not frames or any("traces" in f for f in frames):
         return frames
     n = len(data)
     if any(len(f.get("data") or []) != n for f in frames):
         return frames
-    shared: list[set[str]] = []
+    per_trace = []
     for i, trace in enumerate(data):
-        keys = set(trace)
-        for f in frames:
-            ft = f["data"][i]
-            keys &= {k for k in ft if k in trace and _canon(ft[k]) == _canon(trace[k])}
-        keys.discard("type")  # kept by plotly anyway; dropping it below costs nothing
-        shared.append(keys | {"type"})
-    keep = [i for i in range(n) if any(set(f["data"][i]) - shared[i] for f in frames)]
+        values = [{k: v for k, v in f["data"][i].items() if k != "type"} for f in frames]
+        stripped = _strip_shared(values, {k: v for k, v in trace.items() if k != "type"})
+        per_trace.append(None if stripped is _SHARED or not any(stripped) else stripped)
+    keep = [i for i in range(n) if per_trace[i] is not None]
     out = []
-    for f in frames:
-        g = {k: v for k, v in f.items() if k != "data"}
-        g["data"] = [{k: v for k, v in f["data"][i].items() if k not in shared[i]} for i in keep]
+    for k, f in enumerate(frames):
+        g = {key: v for key, v in f.items() if key != "data"}
+        g["data"] = [per_trace[i][k] for i in keep]
         g["traces"] = keep
         out.append(g)
+    return out
+
+
+def distinct_dashes(fig: dict, max_methods: int = 6) -> dict:
+    """Give each named line a dash of its own where a chapter drew several in solid colour only
+    (lines told apart by colour alone are lost to colour-blind readers and in greyscale). A name
+    (or legend group) keeps one dash across panels and frames; explicit dashes, and figures with
+    more than ``max_methods`` such lines (a sweep coloured along a scale), are left alone."""
+    def plain_line(t: dict) -> bool:
+        return ((t.get("type") or "scatter") == "scatter" and "lines" in (t.get("mode") or "lines")
+                and not (t.get("line") or {}).get("dash") and bool(t.get("legendgroup") or t.get("name")))
+
+    def key(t: dict) -> str:
+        return t.get("legendgroup") or t.get("name")
+
+    data = fig.get("data") or []
+    names = list(dict.fromkeys(key(t) for t in data if plain_line(t) and t.get("showlegend") is not False))
+    if not 2 <= len(names) <= max_methods:
+        return fig
+    dash = {n: DASHES[k % len(DASHES)] for k, n in enumerate(names)}
+
+    def restyle(traces: list[dict]) -> list[dict]:
+        return [{**t, "line": {**(t.get("line") or {}), "dash": dash[key(t)]}} if plain_line(t) and key(t) in dash
+                else t for t in traces]
+
+    out = {**fig, "data": restyle(data)}
+    if fig.get("frames"):
+        out["frames"] = [{**f, "data": restyle(f["data"])} if f.get("data") else f for f in fig["frames"]]
     return out
 
 
 def compact_figure(fig: dict) -> dict:
     """The figure dict with float32 coordinates, frames that state only what changes, and the
     book's palette in place of plotly's former defaults (see the module's docstring)."""
-    fig = _recolor(fig)
+    fig = distinct_dashes(_recolor(fig))
     data = [_compact_trace(t) for t in fig.get("data") or []]
     frames = []
     for f in fig.get("frames") or []:

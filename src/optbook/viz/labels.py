@@ -210,7 +210,23 @@ def caption(fig: dict, sliders: list[dict] | None = None) -> str:
             parts = title.split("$")
             return "".join(sanitize(p) if i % 2 == 0 else f"\\({html.escape(p)}\\)" for i, p in enumerate(parts))
         return sanitize(pretty(title))
-    return html.escape(describe(fig, sliders).split(". ")[0].rstrip(".") + ".")
+    return html.escape(_short_description(fig, sliders))
+
+
+def _short_description(fig: dict, sliders: list[dict] | None) -> str:
+    """One sentence: the description's first for one panel; the panels' titles (or axes) for several."""
+    panels = [(k, ts) for k, ts in _panels(fig) if ts]
+    if len(panels) <= 1:
+        return describe(fig, sliders).split(". ")[0].rstrip(".") + "."
+    layout = fig.get("layout") or {}
+    heads = []
+    for key, traces in panels:
+        head = _panel_title(fig, key)
+        if not head and " " in key:
+            xref, yref = key.split()
+            head = f"{_axis_words(layout, yref, 'value')} against {_axis_words(layout, xref, 'x')}"
+        heads.append(head or _kind(traces))
+    return f"{len(panels)} panels: " + "; ".join(heads) + "."
 
 
 _ALLOWED = re.compile(r"</?(b|i|em|strong|sub|sup|br)\s*/?>", re.I)
@@ -241,6 +257,10 @@ def _pretty_traces(traces: list[dict]) -> list[dict]:
         t = dict(t)
         if "name" in t:
             t["name"] = pretty(t["name"])
+        if isinstance(t.get("text"), str):  # text drawn on the plot (mode "text"), shown on hover
+            t["text"] = pretty(t["text"])
+        elif isinstance(t.get("text"), list) and all(isinstance(x, str) for x in t["text"]):
+            t["text"] = [pretty(x) for x in t["text"]]
         for key in ("colorbar", "legendgrouptitle"):
             if isinstance(t.get(key), dict):
                 t[key] = dict(t[key])
