@@ -91,9 +91,12 @@ def measure(browser, url: str, width: int, height: int, cpu: float = 1.0) -> dic
     return out
 
 
-def shoot(browser, url: str, stem: str, out: Path, full: bool, figures: bool = False) -> int:
+def shoot(browser, url: str, stem: str, out: Path, full: bool, figures: bool = False,
+          at: list[str] = (), only: str | None = None) -> int:
     status = 0
     for size, (w, h) in SIZES.items():
+        if only and size != only:
+            continue
         for mode in ("light", "dark"):
             ctx = browser.new_context(viewport={"width": w, "height": h}, color_scheme=mode)
             ctx.add_init_script(f"localStorage.setItem('theme', '{mode}'); localStorage.setItem('mode', '{mode}');")
@@ -109,6 +112,12 @@ def shoot(browser, url: str, stem: str, out: Path, full: bool, figures: bool = F
             tab.wait_for_timeout(1500)
             name = f"{stem}-{size}-{mode}.png"
             tab.screenshot(path=str(out / name), full_page=full)
+            for k, text in enumerate(at):
+                found = tab.evaluate("""(t) => { const h = Array.from(document.querySelectorAll('h1,h2,h3,p,table'))
+                    .find(e => e.textContent.includes(t)); if (h) { h.scrollIntoView(); return true; } return false; }""", text)
+                if found:
+                    tab.wait_for_timeout(300)
+                    tab.screenshot(path=str(out / f"{stem}-{size}-{mode}-at{k}.png"))
             if figures:  # each figure (with its caption and slider) on its own
                 boxes = tab.locator("figure.optbook-figure, .plotly-graph-div:not(figure .plotly-graph-div)")
                 for k in range(boxes.count()):
@@ -130,6 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("pages", nargs="+", type=Path)
     ap.add_argument("--out", type=Path, default=Path("_build/shots"))
     ap.add_argument("--full", action="store_true", help="whole page, not just the first screen")
+    ap.add_argument("--at", action="append", default=[], metavar="TEXT",
+                    help="also a screenshot scrolled to the first heading or paragraph containing TEXT (repeatable)")
+    ap.add_argument("--only", choices=sorted(SIZES), help="one width only")
     ap.add_argument("--figures", action="store_true", help="also one screenshot per figure")
     ap.add_argument("--metrics", action="store_true", help="load metrics instead of screenshots")
     ap.add_argument("--cpu", type=float, default=4.0, help="CPU slow-down for the phone metrics")
@@ -155,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
                           f"HTML {(m['html'] or 0) / 1e6:.2f} MB, first paint {m['fcp'] or 0:.0f} ms, "
                           f"blocking {m['tbt']:.0f} ms, {m['drawn']}/{m['figures']} figures drawn")
             else:
-                status |= shoot(browser, url, page.stem, args.out, args.full, args.figures)
+                status |= shoot(browser, url, page.stem, args.out, args.full, args.figures, args.at, args.only)
             httpd.shutdown()
         browser.close()
     if args.json:
