@@ -197,6 +197,31 @@
     staggerRegionLabels(layout);
   }
 
+  // An axis title longer than its axis breaks between words (plotly never wraps).
+  function wrapText(text, maxChars) {
+    if (typeof text !== "string" || text.length <= maxChars || /<br/i.test(text) || /<[^>]*\s[^>]*>/.test(text)) return text;
+    var lines = [], line = "";
+    text.split(" ").forEach(function (w) {
+      if (line && (line + " " + w).replace(/<[^>]+>/g, "").length > maxChars) { lines.push(line); line = w; }
+      else line = line ? line + " " + w : w;
+    });
+    lines.push(line);
+    return lines.join("<br>");
+  }
+
+  function wrapAxisTitles(layout, width, height) {
+    Object.keys(layout).forEach(function (k) {
+      var ax = layout[k], m = /^([xy])axis\d*$/.exec(k);
+      if (!m || !ax || typeof ax !== "object") return;
+      ax.automargin = true;  // room for tick labels and a wrapped title
+      var t = ax.title;
+      var text = typeof t === "string" ? t : t && t.text;
+      var span = (m[1] === "x" ? width : height) * ((ax.domain || [0, 1])[1] - (ax.domain || [0, 1])[0]);
+      var wrapped = wrapText(text, Math.max(16, Math.floor(span / 6.5)));
+      if (wrapped !== text) ax.title = Object.assign({}, typeof t === "string" ? {} : t, { text: wrapped });
+    });
+  }
+
   function narrowView(data, layout, width) {
     var m = Object.assign({ l: 70, r: 20, t: 70, b: 60 }, layout.margin);
     m.l = Math.min(m.l, 52); m.r = Math.min(m.r, 12); m.b = Math.min(m.b, 50);
@@ -264,6 +289,7 @@
         else t.colorbar = cb;
       });
     });
+    wrapAxisTitles(layout, width - m.l - m.r, (layout.height || 450) - m.t - m.b);
     return { layout: layout, stacked: stacked };
   }
 

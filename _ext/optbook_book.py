@@ -4,6 +4,7 @@
   by :mod:`optbook.viz.renderer`) gets the figure script, deferred, and the shared theme
   (templates and palettes from :mod:`optbook.viz.style`, one cached file for the whole book); the
   script loads the smallest plotly.js bundle the page needs. Other pages load no plotly at all.
+- **No MathJax without math**: the home page no longer loads it for its chapters' formulas.
 - **A clean console.** sphinx-thebe adds its configuration script to every page twice
   ("Identifier 'THEBE_JS_URL' has already been declared"); duplicates are dropped, and with
   thebe switched off (``launch_buttons: thebe: false``) its files are dropped altogether.
@@ -66,6 +67,12 @@ def _thebe_on(app) -> bool:
     return bool((app.config.html_theme_options or {}).get("launch_buttons", {}).get("thebe"))
 
 
+def _is_mathjax(app, js) -> bool:
+    path = app.config.mathjax_path or ""
+    return bool((js.filename and path and js.filename.endswith(path))
+                or "window.MathJax" in js.attributes.get("body", ""))
+
+
 def page_assets(app, pagename, templatename, context, doctree) -> None:
     """Per page: figure script where figures are, thebe's scripts deduplicated (or dropped)."""
     scripts = context.get("script_files")
@@ -83,7 +90,12 @@ def page_assets(app, pagename, templatename, context, doctree) -> None:
         scripts[:] = kept
     if not _thebe_on(app) and context.get("css_files") is not None:
         context["css_files"][:] = [c for c in context["css_files"] if not c.filename.endswith("sphinx-thebe.css")]
-    if FIGURE_MARK in (context.get("body") or ""):
+    body = context.get("body") or ""
+    # Sphinx counts the equations of every page a toctree includes, so the home page loaded
+    # MathJax (1.2 MB) for its chapters' formulas: drop it where this page has none of its own.
+    if scripts is not None and 'class="math' not in body and "\\(" not in body:
+        scripts[:] = [js for js in scripts if not _is_mathjax(app, js)]
+    if FIGURE_MARK in body:
         app.add_js_file(THEME_FILE, loading_method="defer", priority=600)
         app.add_js_file("optbook-figures.js", loading_method="defer", priority=601)
 
@@ -173,7 +185,7 @@ class ChapterMap(SphinxDirective):
 def setup(app):
     app.add_directive("optbook-map", ChapterMap)
     app.connect("doctree-read", replace_explorer_cells)
-    app.connect("html-page-context", page_assets)
+    app.connect("html-page-context", page_assets, priority=900)  # after sphinx.ext.mathjax adds its files
     app.connect("build-finished", write_theme)
     app.add_css_file("optbook.css")
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -142,6 +142,29 @@ def _open(browser, server, page, *, width, height, mode="light"):
     return ctx, tab, log
 
 
+def _rgb(css: str) -> tuple[float, ...]:
+    parts = [float(v) for v in re.findall(r"[\d.]+", css)]
+    return tuple(parts[:3]) + ((parts[3],) if len(parts) > 3 else (1.0,))
+
+
+def _contrast(fg: str, bg: str) -> float:
+    def lum(c):
+        lin = [v / 255 / 12.92 if v / 255 <= 0.03928 else ((v / 255 + 0.055) / 1.055) ** 2.4 for v in c[:3]]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    a, b = sorted((lum(_rgb(fg)), lum(_rgb(bg))))
+    return (b + 0.05) / (a + 0.05)
+
+
+def _check_badges(tab, page: str) -> None:
+    """Verdict badges (claim tables, scoreboard): text at 4.5:1 against the badge."""
+    for color, background, text in tab.evaluate("Array.from(document.querySelectorAll('.optbook-badge'), b =>"
+                                                " [getComputedStyle(b).color, getComputedStyle(b).backgroundColor, b.textContent])"):
+        if _rgb(background)[3] == 1.0:
+            ratio = _contrast(color, background)
+            assert ratio >= 4.5, f"{page}: badge {text!r} at {ratio:.1f}:1 ({color} on {background})"
+
+
 def _draw_all(tab) -> None:
     if tab.evaluate("!!window.optbookFigures"):
         tab.evaluate("window.optbookFigures.drawAll()")
@@ -192,6 +215,8 @@ def test_page_on_a_desktop(page, server, browser):
     bad = [t for t in titles if re.search(r"cloud|chart studio|lasso|box select", t, re.I)]
     assert not bad, f"{page}: toolbar offers {sorted(set(bad))}"
 
+    _check_badges(tab, page)
+
     # Math typeset wherever the page has math.
     if tab.evaluate("document.querySelectorAll('.math').length") > 0:
         tab.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=20_000)
@@ -222,6 +247,7 @@ def test_page_on_a_phone_in_dark_mode(page, server, browser):
     assert tab.evaluate("document.documentElement.dataset.theme") == "dark"
     overflow = tab.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 1, f"{page}: {overflow}px of horizontal overflow at 390 px"
+    _check_badges(tab, page)
     name = page.replace("/", "__").removesuffix(".html")
     if _is_chapter(page) or page.endswith("intro.html"):
         SHOTS.mkdir(parents=True, exist_ok=True)

@@ -123,10 +123,13 @@ def test_compacting_keeps_every_value_a_frame_shows():
 
 @pytest.mark.parametrize("raw, expected", [
     ("lambda_{t+1}", "λ<sub>t+1</sub>"),
+    ("x_{t+1}^2", "x<sub>t+1</sub><sup>2</sup>"),
     ("BFGS on g (B0 = A^T A)", "BFGS on g (B0 = A<sup>T</sup> A)"),
     ("gap f(x_t) - f*", "gap f(x<sub>t</sub>) - f*"),
     ("eta_k <= 1/sqrt k", "η<sub>k</sub> ≤ 1/√k"),
     ("log_levels stays", "log_levels stays"),
+    ("sum_i r_i^2 and min_i E_i", "sum<sub>i</sub> r<sub>i</sub><sup>2</sup> and min<sub>i</sub> E<sub>i</sub>"),
+    ("||A_p^{-1}||, rho^(-N), prox_(tau s)", "||A<sub>p</sub><sup>-1</sup>||, ρ<sup>-N</sup>, prox<sub>τ s</sub>"),
     ("x^{-1} and 10^-3", "x<sup>-1</sup> and 10<sup>-3</sup>"),
     ("<b>burn-in</b>", "<b>burn-in</b>"),
     ("beta", "β"),

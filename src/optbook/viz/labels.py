@@ -25,11 +25,13 @@ _GREEK_RE = re.compile(r"(?<![A-Za-z])(" + "|".join(sorted(GREEK, key=len, rever
 _TAG_RE = re.compile(r"(</?[a-zA-Z][^>]*>)")
 # A subscript or superscript attaches to a short symbol (x_t, λ_max, ||z||_2, f(x)^2), never to a
 # word, so identifiers such as "log_levels" are left alone.
-_BASE = r"(?<![A-Za-z0-9])([A-Za-z]{1,2}|[α-ωΑ-Ω]|[)|\]*])"
-_SUB_BRACE = re.compile(_BASE + r"_\{([^{}]+)\}")
+_BASE = (r"(?<![A-Za-z0-9])([A-Za-z]{1,2}|sum|prod|min|max|inf|sup|lim|det|prox|argmin|argmax"
+         r"|[α-ωΑ-Ω]|[)|\]*])")
+_SUB_BRACE = re.compile(_BASE + r"_(?:\{([^{}]+)\}|\(([^()]+)\))")
 _SUB = re.compile(_BASE + r"_([A-Za-z0-9α-ω]+)")
-_SUP_BRACE = re.compile(r"(?<=[A-Za-z0-9α-ωΑ-Ω)|\]*])\^\{([^{}]+)\}")
-_SUP = re.compile(r"(?<=[A-Za-z0-9α-ωΑ-Ω)|\]*])\^(-?[A-Za-z0-9*]+)")
+_SUP_AFTER = r"(?<=[A-Za-z0-9α-ωΑ-Ω)}|\]*])"
+_SUP_BRACE = re.compile(_SUP_AFTER + r"\^(?:\{([^{}]+)\}|\(([^()]+)\))")
+_SUP = re.compile(_SUP_AFTER + r"\^(-?[A-Za-z0-9*]+)")
 _SYMBOLS = (("<=", "≤"), (">=", "≥"), ("!=", "≠"), ("+-", "±"), ("->", "→"))
 _SQRT = re.compile(r"\bsqrt\s*(?=[(A-Za-z0-9])")
 
@@ -39,10 +41,11 @@ def _pretty_text(text: str) -> str:
     text = _SQRT.sub("√", text)
     for a, b in _SYMBOLS:
         text = text.replace(a, b)
-    text = _SUB_BRACE.sub(r"\1<sub>\2</sub>", text)
-    text = _SUB.sub(r"\1<sub>\2</sub>", text)
-    text = _SUP_BRACE.sub(r"<sup>\1</sup>", text)
-    return _SUP.sub(r"<sup>\1</sup>", text)
+    # Superscripts first: "r_i^2" still has the "i" a superscript attaches to.
+    text = _SUP_BRACE.sub(lambda m: f"<sup>{m.group(1) or m.group(2)}</sup>", text)
+    text = _SUP.sub(r"<sup>\1</sup>", text)
+    text = _SUB_BRACE.sub(lambda m: f"{m.group(1)}<sub>{m.group(2) or m.group(3)}</sub>", text)
+    return _SUB.sub(r"\1<sub>\2</sub>", text)
 
 
 def pretty(text):

@@ -100,7 +100,8 @@ class IdentityTable:
         return "\n".join(f"{r.chapter}  {r.verdict:8s} {r.title}" for r in self.rows)
 
 
-def margin_figure(results: Sequence[ClaimResult], *, height: int | None = None) -> go.Figure:
+def margin_figure(results: Sequence[ClaimResult], *, height: int | None = None,
+                  title: str = "Each reproduction's margin to its threshold, and its negative control's") -> go.Figure:
     """Every reproduction's smallest margin to its threshold (> 0: cleared), one row per claim,
     coloured by verdict; a second marker shows where the negative control landed."""
     repro = [r for r in results if r.kind == "reproduction" and r.margin is not None]
@@ -129,11 +130,11 @@ def margin_figure(results: Sequence[ClaimResult], *, height: int | None = None) 
             x=[finite(repro[i].control_margin) for i in ctrl], y=[labels[i] for i in ctrl], mode="markers",
             name="negative control", marker=dict(color="#777", symbol="circle-open", size=10, line=dict(width=2)),
             hovertemplate="%{y}<br>control margin %{x:.2f}<extra></extra>"))
-    base_layout(fig, xaxis_title="margin to the threshold (log10 ratio, or relative difference); > 0 meets it",
+    base_layout(fig, title=title, xaxis_title="margin to the threshold (log10 ratio, or relative difference); > 0 meets it",
                 height=height or max(260, 90 + 26 * len(repro)))
     fig.add_vline(x=0, line=dict(color="#555", width=1.5, dash="dash"))
     fig.update_yaxes(autorange="reversed", title_text=None, type="category")
     fig.update_xaxes(range=[-3.2, 3.2], zeroline=False)
-    fig.update_layout(margin=dict(l=10, t=60))
+    fig.update_layout(margin=dict(l=10, t=105 if title else 60))
     fig.update_yaxes(automargin=True)
     return fig
