@@ -190,9 +190,14 @@
     labels.forEach(function (a, k) { if (k % 2) { a.yshift = (a.yshift || 0) - 14; } });
   }
 
-  function narrowAnnotations(layout) {
+  // domainRefs: one x-y panel, whose notes in paper coordinates should follow the axes when a
+  // fixed aspect ratio shrinks them inside the paper (as it does on a narrow screen).
+  function narrowAnnotations(layout, domainRefs) {
     (layout.annotations || []).forEach(function (a) {
       a.font = Object.assign({}, a.font, { size: Math.min((a.font && a.font.size) || 12, 10) });
+      if (domainRefs && a.xref === "paper" && a.yref === "paper" && a.x >= 0 && a.x <= 1 && a.y >= 0 && a.y <= 1) {
+        a.xref = "x domain"; a.yref = "y domain";
+      }
     });
     staggerRegionLabels(layout);
   }
@@ -217,20 +222,23 @@
       var t = ax.title;
       var text = typeof t === "string" ? t : t && t.text;
       var span = (m[1] === "x" ? width : height) * ((ax.domain || [0, 1])[1] - (ax.domain || [0, 1])[0]);
-      var wrapped = wrapText(text, Math.max(16, Math.floor(span / 6.5)));
+      var wrapped = wrapText(text, Math.min(40, Math.max(16, Math.floor(span / 7.5))));
       if (wrapped !== text) ax.title = Object.assign({}, typeof t === "string" ? {} : t, { text: wrapped });
     });
   }
 
   function narrowView(data, layout, width) {
     var m = Object.assign({ l: 70, r: 20, t: 70, b: 60 }, layout.margin);
-    m.l = Math.min(m.l, 52); m.r = Math.min(m.r, 12); m.b = Math.min(m.b, 50);
+    // Notes a chapter placed in the bottom margin (paper y < 0) keep the room they were given.
+    var notesBelow = (layout.annotations || []).some(function (a) { return a.yref === "paper" && a.y < 0; });
+    m.l = Math.min(m.l, 52); m.r = Math.min(m.r, 12); m.b = notesBelow ? m.b : Math.min(m.b, 50);
     layout.margin = m;
     layout.font = Object.assign({}, layout.font, { size: Math.min((layout.font || {}).size || 12, 11) });
     if (layout.legend) layout.legend.font = Object.assign({}, layout.legend.font, { size: 11 });
-    narrowAnnotations(layout);
-
     var panels = panelsOf(data, layout);
+    var onePanel = panels.length === 1 && panels[0].key === "x y";
+    narrowAnnotations(layout, onePanel);
+
     var sideBySide = panels.some(function (p, i) {
       return panels.some(function (q, j) {
         return i !== j && Math.min(p.y[1], q.y[1]) - Math.max(p.y[0], q.y[0]) > 0.05 &&
@@ -290,7 +298,7 @@
       });
     });
     wrapAxisTitles(layout, width - m.l - m.r, (layout.height || 450) - m.t - m.b);
-    return { layout: layout, stacked: stacked };
+    return { layout: layout, stacked: stacked, onePanel: onePanel };
   }
 
   // A caption that points left and right, once the panels are stacked.
@@ -323,7 +331,7 @@
     if (st.narrow) {
       var nv = narrowView(data, layout, st.el.clientWidth);
       layout = nv.layout; stacked = nv.stacked;
-      (frames || []).forEach(function (f) { if (f.layout) narrowAnnotations(f.layout); });
+      (frames || []).forEach(function (f) { if (f.layout) narrowAnnotations(f.layout, nv.onePanel); });
     }
     var cap = st.el.querySelector("figcaption");
     if (cap) {
