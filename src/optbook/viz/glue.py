@@ -13,16 +13,6 @@ from typing import Any
 from ..claims import ClaimResult
 
 
-class _Text:
-    """A string displayed as itself: ``repr`` without quotes, so ``{glue:text}`` pastes it bare."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __repr__(self) -> str:
-        return self.text
-
-
 def format_value(value: Any, fmt: str | Callable[[Any], str] | None = None) -> str:
     """``fmt`` applied to ``value`` (a format string like ``"{:.2f}"`` or a function); by default
     4 significant digits for a float, the value itself for anything else."""
@@ -52,7 +42,10 @@ def glue(name: str, value: Any, fmt: str | Callable[[Any], str] | None = None) -
     text = format_value(value, fmt)
     myst_glue = _myst_glue()
     if myst_glue is not None:
-        myst_glue(name, _Text(text), display=False)
+        # Glued as a str: its text/plain is the quoted repr, which {glue:text} unquotes with
+        # literal_eval and pastes verbatim ("+0.004", "0.010"); a bare number would be re-parsed
+        # and lose its sign or trailing zeros. A format spec in the role still applies.
+        myst_glue(name, text, display=False)
     return text
 
 
