@@ -15,11 +15,12 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..claims import ClaimResult
-from .style import base_layout
+from .style import PALETTE, base_layout
 from .tables import _STYLE, _row, control_text, verdict_badge
 
-#: Marker colours by status (Okabe-Ito: blue for good, orange for neutral, vermillion for bad).
-STATUS_COLORS = {"good": "#0072B2", "neutral": "#E69F00", "bad": "#D55E00"}
+#: Marker colours by status, from the book's palette: blue for good, orange for neutral,
+#: vermillion for bad (each also has its own marker symbol).
+STATUS_COLORS = {"good": PALETTE[0], "neutral": PALETTE[6], "bad": PALETTE[1]}
 STATUS_SYMBOLS = {"good": "circle", "neutral": "diamond", "bad": "x"}
 CLAIM_ANCHOR = "does-the-claim-reproduce"
 
