@@ -174,7 +174,8 @@ def _draw_all(tab) -> None:
 
 def test_book_has_pages():
     pages = _pages()
-    assert "index.html" in pages or any(p.endswith("intro.html") for p in pages)
+    if not os.environ.get("OPTBOOK_HTML"):  # a whole book, not one chapter's `make page` tree
+        assert "index.html" in pages or any(p.endswith("intro.html") for p in pages)
     assert any(_is_chapter(p) for p in pages), "no chapter page was built"
 
 
