@@ -395,7 +395,7 @@
         pending = true;
         requestAnimationFrame(function () {  // one redraw per frame, however fast the thumb moves
           pending = false;
-          if (st.drawn) applyStep(st, k); else draw(st);
+          if (st.drawn) applyStep(st, k); else draw(st).catch(function () {});
         });
       });
     });
