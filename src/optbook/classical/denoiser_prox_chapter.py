@@ -549,7 +549,8 @@ def watch_figure(kappa: float = 500.0, k_max: int = 3000) -> go.Figure:
     errs = {name: res.trace["error"] for name, res in w["runs"].items()}
     labels = {"naive GD": "naive GD (step 1/L_F)", "accelerated GD": "accelerated GD (step 1/L_F)",
               "fixed-σ averaging": f"fixed-σ averaging (σ² = {w['pnp_sigma2']:g}τ)"}
-    data = [_error_line(e, labels.get(name, name), color_for(i), dash_for(i)) for i, (name, e) in enumerate(errs.items())]
+    data = [_error_line(e, labels.get(name, name), color_for(i), dash_for(i))
+            for i, (name, e) in enumerate(errs.items())]
     fig = base_layout(go.Figure(data), logx=True, logy=True, height=460,
                       xaxis_title="oracle calls k (log scale)", yaxis_title=ERROR_AXIS,
                       title=f"κ = {kappa:g}, textbook steps: MMSE averaging against three baselines")

@@ -859,7 +859,8 @@ def interlacing_spectra(coupling: float, n1: int, n: int = 12, seed: int = 3) ->
 
 #: Row labels of the interlacing figure (category labels are drawn as written).
 ROW_LABELS = {"H (joint)": "H (joint)", "H11 (freeze x2)": "H<sub>11</sub> (freeze x<sub>2</sub>)",
-              "S (reduced, Euclidean)": "S (reduced, Euclidean)", "reduced, pullback metric": "reduced, pullback metric"}
+              "S (reduced, Euclidean)": "S (reduced, Euclidean)",
+              "reduced, pullback metric": "reduced, pullback metric"}
 INTERLACING_TITLE = "Eigenvalues of H, H_11, S and the pullback-metric reduced Hessian"
 
 

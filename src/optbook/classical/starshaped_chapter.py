@@ -693,7 +693,8 @@ def _chamber_traces(lam: float) -> tuple[list, dict]:
         go.Scatter(x=[a_star[0]], y=[a_star[1]], mode="markers", name="a*(lambda)",
                    marker=dict(color=STAR_COLOR, size=13, symbol="star", line=dict(color="black", width=1))),
     ]
-    summary = f"λ = {lam:g}: a* = ({a_star[0]:.2f}, {a_star[1]:.2f}), FP {conf['FP']}, FN {conf['FN']}, err {conf['err']}"
+    summary = (f"λ = {lam:g}: a* = ({a_star[0]:.2f}, {a_star[1]:.2f}), "
+               f"FP {conf['FP']}, FN {conf['FN']}, err {conf['err']}")
     return traces, summary
 
 
