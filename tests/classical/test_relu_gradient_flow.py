@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from optbook.classical import relu_gradient_flow as rg
-from optbook.core import Trace, fd_gradient
+from optbook.classical import relu_gradient_flow_figures as figs
+from optbook.core import Trace, Tuning, fd_gradient
 
 
 def small_problem(n=12, d=30, p=6, seed=0):
@@ -216,41 +217,6 @@ def test_toy_drop_width_shrinks_like_one_over_log_n():
     assert scaled.max() / scaled.min() < 1.6
 
 
-# ------------------------------------------------------------------ explorers and bad input
-
-
-def test_explorers_build_figures():
-    for ex in (rg.EXPLORER_WIDTH, rg.EXPLORER_RATE, rg.EXPLORER_TOY):
-        fig = ex.render()
-        assert len(fig.data) >= 2
-
-
-@pytest.mark.parametrize("call, name", [
-    (lambda: rg.width_rule(0), "n"),
-    (lambda: rg.width_rule(10, 1.5), "eps"),
-    (lambda: rg.epoch_budget(10, 3, lr=0.0), "lr"),
-    (lambda: rg.make_weakly_interacting_data(10, 5, correlation=1.0), "correlation"),
-    (lambda: rg.make_weakly_interacting_data(10, 5, rng=-1), "rng"),
-    (lambda: rg.make_orthogonal_data(10, 5), "d"),
-    (lambda: rg.init_network(5, 0), "p"),
-    (lambda: rg.network_output(np.ones(3), np.ones((2, 4)), np.ones((5, 4))), "W"),
-    (lambda: rg.network_output(np.ones(2), np.ones((2, 4)), np.ones((5, 3))), "X"),
-    (lambda: rg.loss_and_gradients(np.ones(2), np.ones((2, 4)), np.ones((5, 4)), np.ones(4)), "y"),
-    (lambda: rg.loss_and_gradients(np.array([1.0, np.nan]), np.ones((2, 4)), np.ones((5, 4)), np.ones(5)), "a"),
-    (lambda: rg.train_shallow_relu(*small_problem(), lr=-1.0), "lr"),
-    (lambda: rg.train_shallow_relu(*small_problem(), maxiter=-1), "maxiter"),
-    (lambda: rg.train_shallow_relu(*small_problem(), tol=np.inf), "tol"),
-    (lambda: rg.late_rate([1.0, 0.5]), "trace"),
-    (lambda: rg.phase_transition_loss(np.array([-1.0]), 100.0), "t"),
-    (lambda: rg.phase_transition_loss(np.array([1.0]), 0.0), "n"),
-    (lambda: rg.phase_transition_loss(np.array([1.0]), 10.0, targets=()), "targets"),
-    (lambda: rg.draw_well_initialized(*small_problem(n=50)[:2], 1, rng=0, max_tries=2), "max_tries"),
-])
-def test_bad_input_raises_value_error_naming_the_argument(call, name):
-    with pytest.raises(ValueError, match=name):
-        call()
-
-
 def test_training_restores_the_blas_thread_count():
     from optbook.core import threads
 
@@ -266,3 +232,240 @@ def test_a_diverging_step_size_is_reported_not_silent():
     res = rg.train_shallow_relu(*small_problem(), lr=1e4, maxiter=200, tol=0.0)
     assert not res.success and not res.converged
     assert "non-finite" in res.message
+
+
+# ------------------------------------------------------------------ exact cheaper coordinates
+
+
+def plain_gradient_descent_losses(X, y, a, W, lr, steps):
+    """Reference: dense gradient descent with the checked loss_and_gradients, no reduction."""
+    losses = []
+    for _ in range(steps + 1):
+        loss, ga, gW = rg.loss_and_gradients(a, W, X, y)
+        losses.append(loss)
+        a, W = a - lr * ga, W - lr * gW
+    return np.array(losses)
+
+
+@pytest.mark.parametrize("kind", ["d > n (QR)", "orthogonal, permuted (diagonal)", "n > d (dense)"])
+def test_training_in_the_data_span_gives_the_same_iterates(kind):
+    gen = np.random.default_rng(21)
+    if kind.startswith("d > n"):
+        X, y = rg.make_weakly_interacting_data(15, 40, rng=gen)
+    elif kind.startswith("orthogonal"):
+        X, y = rg.make_orthogonal_data(15, 25, rng=gen)
+        X = X[:, gen.permutation(25)]  # one non-zero per row, in scattered columns
+    else:
+        X, y = rg.make_weakly_interacting_data(40, 15, rng=gen)
+    a, W = rg.init_network(X.shape[1], 7, rng=gen)
+    res = rg.train_shallow_relu(X, y, a, W, lr=0.5, maxiter=60, tol=0.0)
+    ref = plain_gradient_descent_losses(X, y, a, W, 0.5, 60)
+    assert np.allclose(res.trace.objective, ref, rtol=1e-9, atol=0)
+    # the final weights are lifted back to R^d and match the loss they report
+    assert res.W.shape == W.shape
+    assert rg.loss_and_gradients(res.a, res.W, X, y)[0] == pytest.approx(res.fun, rel=1e-9)
+
+
+def test_orthogonal_training_moves_only_the_data_coordinates():
+    X, y = rg.make_orthogonal_data(10, 30, rng=3)
+    a, W = rg.init_network(30, 6, rng=4)
+    res = rg.train_shallow_relu(X, y, a, W, maxiter=50, tol=0.0)
+    assert np.array_equal(res.W[:, 10:], W[:, 10:])
+    assert not np.allclose(res.W[:, :10], W[:, :10])
+
+
+def test_an_unserved_point_on_orthogonal_data_is_never_fitted_and_the_run_stalls():
+    """The mechanism behind the rate claim's control: on orthogonal data a point that no neuron
+    serves at initialisation keeps its residual -y_i forever."""
+    X, y = rg.make_orthogonal_data(60, rng=5)
+    for seed in range(50):
+        a, W = rg.init_network(60, 6, rng=seed)
+        unserved = ~rg.coverage(a, W, X, y).any(axis=1)
+        if unserved.any():
+            break
+    assert unserved.any()
+    res = rg.train_shallow_relu(X, y, a, W, maxiter=20000, tol=1e-25, ftol=1e-13)
+    assert "stalled" in res.message and not res.success
+    r = rg.network_output(res.a, res.W, X) - y
+    assert np.allclose(r[unserved], -y[unserved], atol=1e-12)
+    assert res.fun >= 6 / (2 * 60) * np.sum(y[unserved] ** 2) * (1 - 1e-9)
+
+
+def test_ftol_does_not_stop_a_converging_run():
+    res = rg.orthogonal_run(50, 1)
+    assert res.success and res.fun <= 1e-25
+    assert "below tol" in res.message
+
+
+# ------------------------------------------------------------------ statistics and experiments
+
+
+def test_success_interval_is_wilsons_score_interval():
+    def wilson(k, n, z=1.959963984540054):
+        ph = k / n
+        centre = (ph + z * z / (2 * n)) / (1 + z * z / n)
+        half = z / (1 + z * z / n) * np.sqrt(ph * (1 - ph) / n + z * z / (4 * n * n))
+        return centre - half, centre + half
+    for k, n in ((0, 10), (9, 10), (78, 80), (234, 240)):
+        assert rg.success_interval(k, n) == pytest.approx(wilson(k, n), abs=1e-9)
+    lo, hi = rg.success_interval(40, 40)
+    assert hi == 1.0 and lo == pytest.approx(40 / (40 + 1.959963984540054**2), rel=1e-9)
+
+
+def test_half_width_converges_less_often_than_the_width_rule():
+    full = rg.log_width_experiment((50,), 20)
+    half = rg.log_width_experiment((50,), 20, half_width=True)
+    assert [r["p"] for r in full["rows"]] == [25] and [r["p"] for r in half["rows"]] == [12]
+    assert full["p_conv"] > half["p_conv"]
+    assert full["conv_low"] <= full["p_conv"] <= full["conv_high"]
+    assert full["rf_p_conv"] == 0.0  # 25 random features cannot fit 50 points to sum r^2 <= 1
+
+
+def test_tuning_gives_both_methods_the_same_grid_and_seeds():
+    net, rf = rg.tune_step_size(n=50, d=100, seeds=(1000, 1001), lrs=(0.5, 2.0, 1e6))
+    assert isinstance(net, Tuning) and isinstance(rf, Tuning)
+    assert net.settings == rf.settings and net.seeds == rf.seeds == (1000, 1001)
+    assert np.isnan(net.scores[-1])  # a diverged run scores NaN and ranks last
+    assert net.best_score < 0.05 < rf.best_score
+
+
+def test_rate_scaling_reports_rates_and_bounds():
+    rs = rg.rate_scaling((50, 100), (0,))
+    assert rs["rates"].shape == (2, 1) and rs["reached"].all()
+    assert rs["median_rate"][0] > rs["median_rate"][1] > 0
+    assert rs["lower_ratio"] >= 1.0 and rs["upper_ratio"] <= 1.0
+
+
+# ------------------------------------------------------------------ figures and explorers
+
+
+def test_explorers_build_figures():
+    for ex in (figs.EXPLORER_WIDTH, figs.EXPLORER_RATE, figs.EXPLORER_TOY):
+        fig = ex.render()
+        assert len(fig.data) >= 2
+
+
+def test_success_figure_shows_intervals():
+    fig = figs.success_figure(rg.success_rates(50, 100, (4, 25), 5))
+    assert fig.data[0].error_y.array is not None and len(fig.data[0].x) == 2
+
+
+def test_method_module_does_not_import_plotly():
+    import subprocess
+    import sys
+
+    code = "import sys, optbook.classical.relu_gradient_flow; print('plotly' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+# ------------------------------------------------------------------ bad input, for every public function
+
+
+def _net(n=5, d=4, p=2):
+    gen = np.random.default_rng(0)
+    X, y = rg.make_weakly_interacting_data(n, d, rng=gen)
+    a, W = rg.init_network(d, p, rng=gen)
+    return dict(a=a, W=W, X=X, y=y)
+
+
+def _with_nan(arr):
+    arr = np.array(arr, dtype=float)
+    arr.flat[0] = np.nan
+    return arr
+
+
+NET = _net()
+NAN, INF = float("nan"), float("inf")
+# For each public function: a valid call and the bad values of each argument (NaN, infinities,
+# wrong shapes, empty inputs, out-of-range numbers and iteration counts).
+BAD_INPUTS = {
+    rg.width_rule: (dict(n=10), [("n", 0), ("n", 2.5), ("eps", NAN), ("eps", 1.5), ("eps", 0.0)]),
+    rg.epoch_budget: (dict(n=10, p=3), [("n", -1), ("p", 0), ("lr", NAN), ("lr", INF), ("lr", 0.0)]),
+    rg.convergence_threshold: (dict(n=10, p=3), [("n", 0), ("p", 1.5)]),
+    rg.make_weakly_interacting_data: (dict(n=5, d=3), [("n", 0), ("d", -2), ("correlation", NAN),
+                                                        ("correlation", 1.0), ("rng", -1)]),
+    rg.make_orthogonal_data: (dict(n=5), [("n", 0), ("d", 3), ("d", 2.0), ("rng", -1)]),
+    rg.init_network: (dict(d=4, p=2), [("d", 0), ("p", 0), ("p", NAN), ("rng", -1)]),
+    rg.network_output: ({k: NET[k] for k in "aWX"}, [("a", []), ("a", _with_nan(NET["a"])), ("W", np.ones((3, 4))),
+                                                     ("X", np.ones((5, 3))), ("X", _with_nan(NET["X"]))]),
+    rg.loss_and_gradients: (NET, [("y", np.ones(4)), ("y", _with_nan(NET["y"])), ("W", [[INF] * 4] * 2),
+                                  ("X", np.empty((0, 4)))]),
+    rg.coverage: (NET, [("a", _with_nan(NET["a"])), ("y", np.ones(6))]),
+    rg.is_well_initialized: (NET, [("W", np.ones(4)), ("X", _with_nan(NET["X"]))]),
+    rg.energies: ({k: NET[k] for k in "aWX"}, [("X", np.ones((5, 5))), ("a", np.ones((2, 1)))]),
+    rg.rate_bounds: ({k: NET[k] for k in "aWX"}, [("W", _with_nan(NET["W"])), ("a", np.array([]))]),
+    rg.train_shallow_relu: (dict(X=NET["X"], y=NET["y"], a0=NET["a"], W0=NET["W"], maxiter=3),
+                            [("a", _with_nan(NET["a"])), ("y", np.ones(3)), ("lr", NAN), ("lr", -1.0),
+                             ("maxiter", -1), ("maxiter", 2.5), ("tol", INF), ("tol", -1.0), ("ftol", NAN),
+                             ("ftol", 1.0), ("train_hidden", "no")]),
+    rg.linear_least_squares: (dict(X=NET["X"], y=NET["y"]), [("X", _with_nan(NET["X"])), ("y", np.ones(2)),
+                                                               ("X", np.ones(5))]),
+    rg.random_features_floor: (NET, [("y", [INF] * 5), ("W", np.ones((3, 4)))]),
+    rg.late_rate: (dict(trace=rg.orthogonal_run(20, 0).trace), [("trace", [1.0, 0.5]), ("window", 0.0),
+                                                                ("window", NAN), ("window", 1.5)]),
+    rg.draw_well_initialized: (dict(X=NET["X"], y=NET["y"], p=8, rng=0),
+                               [("X", _with_nan(NET["X"])), ("p", 0), ("max_tries", 0), ("y", np.ones(2))]),
+    rg.phase_transition_loss: (dict(t=np.array([0.0, 1.0]), n=100.0),
+                               [("t", np.array([-1.0])), ("t", np.array([NAN])), ("t", np.ones((2, 2))),
+                                ("n", 0.0), ("n", NAN), ("p", 0), ("n0", INF), ("targets", ()), ("targets", (NAN,))]),
+    rg.phase_transition_time: (dict(n=100.0, target=1.0), [("n", -1.0), ("target", NAN), ("p", 0)]),
+    rg.drop_width: (dict(n=1e4), [("n", INF), ("target", 0.0), ("p", -1)]),
+    rg.success_interval: (dict(successes=3, trials=10), [("trials", 0), ("successes", -1), ("successes", 11),
+                                                          ("confidence", NAN), ("confidence", 1.0)]),
+    rg.run_once: (dict(n=10, d=20, p=5, seed=0), [("n", 0), ("d", 1.5), ("p", -1), ("seed", -1),
+                                                   ("correlation", NAN), ("lr", INF), ("maxiter", -1), ("tol", -1.0)]),
+    rg.success_rates: (dict(n=10, d=20, ps=(5,), seeds=2), [("n", 0), ("ps", ()), ("ps", (0,)), ("seeds", ()),
+                                                            ("seeds", 0), ("seeds", (-1,))]),
+    rg.log_width_experiment: (dict(ns=(10,), seeds=2), [("ns", ()), ("ns", (0,)), ("seeds", ()), ("d_per_n", 0)]),
+    rg.tune_step_size: (dict(n=10, d=20, seeds=(0,), lrs=(1.0,)), [("n", 0), ("seeds", ()), ("lrs", ()),
+                                                                   ("lrs", (NAN,)), ("lrs", (-1.0,))]),
+    rg.orthogonal_run: (dict(n=10, seed=0), [("n", 0), ("seed", -1), ("p", 0), ("loss_floor", 0.0),
+                                             ("loss_floor", NAN)]),
+    rg.rate_scaling: (dict(ns=(10,), seeds=(0,)), [("ns", ()), ("ns", (1.5,)), ("seeds", ())]),
+    rg.linear_vs_network: (dict(cases=((10, 20),), seeds=1), [("cases", ()), ("cases", ((10,),)),
+                                                              ("cases", ((10, 0),)), ("seeds", ())]),
+    figs.baseline_runs: (dict(n=10, d=20, steps=3), [("n", 0), ("d", 0), ("seed", -1), ("steps", 0)]),
+    figs.watch_figure: (dict(n=30, d=60), [("n", 1), ("d", 0), ("seed", 1.5)]),
+    figs.success_figure: (dict(sr=rg.success_rates(10, 20, (5,), 2)), [("sr", {}), ("sr", None), ("eps", NAN)]),
+    figs.log_width_figure: (dict(method=rg.log_width_experiment((10,), 2), control=rg.log_width_experiment((10,), 2)),
+                            [("method", {}), ("control", None)]),
+    figs.width_slider_figure: (dict(n=10, d=20, ps=(2, 4)), [("n", 0), ("ps", ()), ("ps", (0,)), ("seed", -1)]),
+    figs.width_figure: (dict(n=10, d=20, p=4, seed=0), [("n", 0), ("d", NAN), ("p", 0), ("seed", -1)]),
+    figs.rate_slider_figure: (dict(ns=(10, 12)), [("ns", ()), ("ns", (0,)), ("seed", -1)]),
+    figs.rate_figure: (dict(n=10, seed=0), [("n", 0), ("seed", NAN)]),
+    figs.toy_slider_figure: (dict(log10_ns=(2, 4)), [("log10_ns", ()), ("log10_ns", (NAN,)), ("log10_ns", (-1,))]),
+    figs.toy_figure: (dict(log10_n=4, p=2), [("log10_n", NAN), ("log10_n", INF), ("p", 0)]),
+}
+# train_shallow_relu names its network arguments a0, W0 in the signature but checks them as a, W.
+ALIASES = {("train_shallow_relu", "a"): "a0"}
+
+
+def _public_functions(module):
+    return {obj for name, obj in vars(module).items()
+            if callable(obj) and not name.startswith("_") and not name.startswith("claim_")
+            and getattr(obj, "__module__", None) == module.__name__ and not isinstance(obj, type)}
+
+
+def test_orthogonal_runs_need_d_at_least_n():
+    with pytest.raises(ValueError, match=r"\bd\b"):
+        rg.run_once(10, 5, 3, 0, orthogonal=True)
+
+
+def test_every_public_function_has_bad_input_cases():
+    public = _public_functions(rg) | _public_functions(figs)
+    missing = {f.__name__ for f in public} - {f.__name__ for f in BAD_INPUTS}
+    assert not missing, f"add bad-input cases for {sorted(missing)}"
+
+
+CASES = [(f, arg, bad) for f, (_, bads) in BAD_INPUTS.items() for arg, bad in bads]
+
+
+@pytest.mark.parametrize("f, arg, bad", CASES, ids=[f"{f.__name__}-{a}-{i}" for i, (f, a, _) in enumerate(CASES)])
+def test_bad_input_raises_value_error_naming_the_argument(f, arg, bad):
+    valid, _ = BAD_INPUTS[f]
+    f(**valid)  # the valid call works, so the error below is the bad argument's
+    kwargs = dict(valid)
+    kwargs[ALIASES.get((f.__name__, arg), arg)] = bad
+    with pytest.raises(ValueError, match=rf"\b{arg}\b"):
+        f(**kwargs)

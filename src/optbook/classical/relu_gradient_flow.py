@@ -344,7 +344,8 @@ def train_shallow_relu(
         W, grad_W = W.copy(), np.zeros_like(W)
         W[:, cols], grad_W[:, cols] = Wc, gW
     elif Q is not None:
-        W, grad_W = W + (Wc - Wc0) @ Q.T, gW @ Q.T
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverged run carries inf/NaN
+            W, grad_W = W + (Wc - Wc0) @ Q.T, gW @ Q.T
     else:
         W, grad_W = Wc, gW
     converged = bool(loss <= convergence_threshold(n, p))
@@ -565,11 +566,12 @@ def log_width_experiment(ns: tuple[int, ...], seeds, *, d_per_n: int = 2, half_w
 
 
 def tune_step_size(n: int = 200, d: int = 400, seeds=(1000, 1001, 1002),
-                   lrs: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)) -> list[Tuning]:
+                   lrs: tuple[float, ...] = tuple(4.0**k for k in range(-1, 8))) -> list[Tuning]:
     """The same step-size grid for the ReLU net and the random-features baseline at width
     p(n, 0.05), on held-out seeds, each run for the paper's step budget T(n, p, lr=1) with no
     early stop. Score: the fraction of the labels' energy left unexplained, sum r^2 / sum y^2
-    (lower is better; a diverged run scores NaN)."""
+    (lower is better; a diverged run scores NaN). The default grid, 1/4 to 4^7, is wide because
+    the random features are small (|w_j . x_i| ~ 1/sqrt(d)): their best step is in the thousands."""
     n, d = check_int(n, "n", minimum=1), check_int(d, "d", minimum=1)
     seeds = _check_seeds(seeds)
     lrs = tuple(check_positive(v, "lrs") for v in lrs)
@@ -728,14 +730,16 @@ def claim_energy_bounds(fast: bool = False) -> Measured:
 
 
 @claim("04", "In the closed-form toy the drop takes a relative time of order 1/log n", kind="identity",
-       expect="relative drop width x ln n varies by <= 25% over n = 1e4 ... 1e18 and the width shrinks with n",
+       expect="relative drop width x ln n varies by <= 25% over n = 1e4 ... 1e18, and the width shrinks at every "
+              "step in n",
        name="phase_transition_width")
 def claim_phase_transition_width(fast: bool = False) -> Measured:
     ks = (4, 8, 12, 18) if fast else (4, 6, 8, 10, 12, 14, 16, 18)
     widths = np.array([drop_width(10.0**k) for k in ks])
     scaled = widths * np.log(10.0 ** np.array(ks))
     values = {"width_x_log_n_min": float(scaled.min()), "width_x_log_n_max": float(scaled.max()),
-              "spread": float(scaled.max() / scaled.min()), "shrinks": float(np.all(np.diff(widths) < 0)),
+              "spread": float(scaled.max() / scaled.min()),
+              "largest_successive_ratio": float(np.max(widths[1:] / widths[:-1])),
               **{f"width_n1e{k}": w for k, w in zip(ks, widths)}}
-    return Measured(values, criteria=[Criterion("spread", "<=", 1.25), Criterion("shrinks", ">=", 1.0)],
+    return Measured(values, criteria=[Criterion("spread", "<=", 1.25), Criterion("largest_successive_ratio", "<", 1.0)],
                     summary=f"width x ln n from {scaled.min():.2f} to {scaled.max():.2f} for n = 1e{ks[0]}-1e{ks[-1]}")
