@@ -182,3 +182,13 @@ def test_grid_values_vectorized_equals_pointwise():
     a = grid_values(f, (-1, 1), (0, 2), n=7)
     b = grid_values(fv, (-1, 1), (0, 2), n=7, vectorized=True)
     np.testing.assert_allclose(a[2], b[2])
+
+
+def test_glued_text_survives_myst_nb_literal_eval():
+    """myst-nb literal_evals the stored text/plain before pasting it ({glue:text})."""
+    from myst_nb.core.variables import format_plain_text
+
+    from optbook.viz.glue import _Text
+
+    for text in ("1.00", "1.8e-04", "0.0", "reproduces", "-0.90"):
+        assert format_plain_text(repr(_Text(text)), "") == text

@@ -14,13 +14,18 @@ from ..claims import ClaimResult
 
 
 class _Text:
-    """A string displayed as itself: ``repr`` without quotes, so ``{glue:text}`` pastes it bare."""
+    """A formatted string stored for ``{glue:text}``.
+
+    myst-nb passes the stored text/plain through ``ast.literal_eval`` before pasting it, so a bare
+    ``1.00`` would come out as ``1.0`` and ``1.8e-04`` as ``0.00018``; the quoted repr survives
+    that and pastes exactly the formatted text, without quotes.
+    """
 
     def __init__(self, text: str) -> None:
         self.text = text
 
     def __repr__(self) -> str:
-        return self.text
+        return repr(self.text)
 
 
 def format_value(value: Any, fmt: str | Callable[[Any], str] | None = None) -> str:
