@@ -436,6 +436,8 @@ BAD_INPUTS = {
     figs.rate_figure: (dict(n=10, seed=0), [("n", 0), ("seed", NAN)]),
     figs.toy_slider_figure: (dict(log10_ns=(2, 4)), [("log10_ns", ()), ("log10_ns", (NAN,)), ("log10_ns", (-1,))]),
     figs.toy_figure: (dict(log10_n=4, p=2), [("log10_n", NAN), ("log10_n", INF), ("p", 0)]),
+    figs.tuning_panel: (dict(tunings=rg.tune_step_size(n=10, d=20, seeds=(0,), lrs=(1.0, 2.0))),
+                        [("tunings", []), ("tunings", [None])]),
 }
 # train_shallow_relu names its network arguments a0, W0 in the signature but checks them as a, W.
 ALIASES = {("train_shallow_relu", "a"): "a0"}

@@ -8,8 +8,8 @@ from functools import lru_cache
 import numpy as np
 import plotly.graph_objects as go
 
-from ..core import Result, check_in_range, check_int, thin_indices
-from ..viz import Phase, SliderStep, base_layout, color_for, convergence_figure, slider_figure
+from ..core import Result, Tuning, check_in_range, check_int, thin_indices
+from ..viz import Phase, SliderStep, base_layout, color_for, convergence_figure, slider_figure, tuning_figure
 from ..widgets import Explorer, Slider
 from .relu_gradient_flow import (
     drop_width,
@@ -79,10 +79,13 @@ def watch_figure(n: int = 200, d: int = 400, seed: int = 0) -> go.Figure:
     fig = convergence_figure([r.trace for r in runs], "residual_sq", "t", phases=[
         Phase(0.0, t_conv, "fitting"), Phase(t_conv, t_end, "exponential (local PL) phase")],
         xaxis_title=TIME_AXIS, yaxis_title=RESIDUAL_AXIS, height=460)
-    fig.add_hline(y=ex["rf_floor"], line=dict(color=color_for(1), dash="dot"),
-                  annotation_text="random-features floor (projection bound)", annotation_position="bottom right")
-    fig.add_hline(y=1.0, line=dict(color="#555", dash="dot"), annotation_text="converged: sum r^2 = 1",
-                  annotation_position="top right")
+    # Horizontal lines with their labels placed by hand: on a log axis plotly puts an add_hline
+    # annotation at 10^y instead of y.
+    for y, color, text, shift in ((ex["rf_floor"], color_for(1), "random-features floor (projection bound)", -12),
+                                  (1.0, "#555", "converged: sum r^2 = 1", 10)):
+        fig.add_hline(y=y, line=dict(color=color, dash="dot"))
+        fig.add_annotation(x=1, xref="paper", xanchor="right", y=np.log10(y), yref="y", yshift=shift,
+                           text=text, showarrow=False, font=dict(color=color))
     return fig
 
 
@@ -132,6 +135,19 @@ def log_width_figure(method: dict, control: dict) -> go.Figure:
     base_layout(fig, xaxis_title="number of points n (d = 2n)", yaxis_title="P(converged), 95% interval",
                 logx=True, height=400)
     fig.update_yaxes(range=[-0.03, 1.05])
+    return fig
+
+
+def tuning_panel(tunings: list[Tuning]) -> go.Figure:
+    """The tuning panel (:func:`optbook.viz.tuning_figure`) of :func:`tune_step_size`, with the
+    step sizes as tick labels; a setting without a point diverged."""
+    if not tunings or not all(isinstance(t, Tuning) for t in tunings):
+        raise ValueError("tunings must be a non-empty list of Tuning records (from tune_step_size)")
+    fig = tuning_figure(tunings, score_label="share of sum y^2 unexplained", logy=True, height=460)
+    lrs = [s["lr"] for s in tunings[0].settings]
+    fig.update_xaxes(tickvals=list(range(1, len(lrs) + 1)), ticktext=[f"{v:g}" for v in lrs],
+                     title_text="step size lr (grid order)", row=1, col=1)
+    fig.update_layout(legend=dict(y=1.14), margin=dict(t=120))
     return fig
 
 
