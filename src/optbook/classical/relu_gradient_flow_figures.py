@@ -147,6 +147,9 @@ def tuning_panel(tunings: list[Tuning]) -> go.Figure:
     lrs = [s["lr"] for s in tunings[0].settings]
     fig.update_xaxes(tickvals=list(range(1, len(lrs) + 1)), ticktext=[f"{v:g}" for v in lrs],
                      title_text="step size lr (grid order)", row=1, col=1)
+    # Short subplot titles and a legend above them, so that the panel also reads on a phone.
+    for ann, text in zip(fig.layout.annotations, ("each setting", "best so far")):
+        ann.text = text
     fig.update_layout(legend=dict(y=1.14), margin=dict(t=120))
     return fig
 
