@@ -38,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("pages", nargs="+", type=Path)
     ap.add_argument("--out", type=Path, default=Path("_build/shots"))
     ap.add_argument("--full", action="store_true", help="whole page, not just the first screen")
+    ap.add_argument("--at", action="append", default=[], metavar="TEXT",
+                    help="also a screenshot scrolled to the first heading or paragraph containing TEXT (repeatable)")
+    ap.add_argument("--only", choices=sorted(SIZES), help="one width only")
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -53,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
             threading.Thread(target=httpd.serve_forever, daemon=True).start()
             url = f"http://127.0.0.1:{httpd.server_address[1]}/{page.relative_to(root)}"
             for size, (w, h) in SIZES.items():
+                if args.only and size != args.only:
+                    continue
                 for mode in ("light", "dark"):
                     ctx = browser.new_context(viewport={"width": w, "height": h}, color_scheme=mode)
                     ctx.add_init_script(f"localStorage.setItem('theme', '{mode}'); localStorage.setItem('mode', '{mode}');")
@@ -65,6 +70,12 @@ def main(argv: list[str] | None = None) -> int:
                     tab.wait_for_timeout(1200)
                     name = f"{page.stem}-{size}-{mode}.png"
                     tab.screenshot(path=str(args.out / name), full_page=args.full)
+                    for k, text in enumerate(args.at):
+                        found = tab.evaluate("""(t) => { const h = Array.from(document.querySelectorAll('h1,h2,h3,p,table'))
+                            .find(e => e.textContent.includes(t)); if (h) { h.scrollIntoView(); return true; } return false; }""", text)
+                        if found:
+                            tab.wait_for_timeout(300)
+                            tab.screenshot(path=str(args.out / f"{page.stem}-{size}-{mode}-at{k}.png"))
                     overflow = tab.evaluate("document.documentElement.scrollWidth - window.innerWidth")
                     figs = tab.evaluate("document.querySelectorAll('.plotly-graph-div').length")
                     print(f"{name}: {figs} figures, horizontal overflow {overflow}px, "

@@ -61,7 +61,7 @@ class Criterion:
 
     Its :meth:`margin` says by how much the measurement clears the threshold (> 0 when it does):
     the log10 ratio when both numbers are positive (ratios, counts, errors), else the difference
-    relative to the threshold. The scoreboard plots the smallest margin of each claim.
+    divided by max(|threshold|, 1). The scoreboard plots the smallest margin of each claim.
     """
 
     key: str
@@ -92,7 +92,7 @@ class Criterion:
         if v > 0 and t > 0:
             m = math.log10(v / t)
         else:
-            m = (v - t) / max(abs(t), 1e-300)
+            m = (v - t) / max(abs(t), 1.0)
         return m if self.op in (">=", ">") else -m
 
     def __str__(self) -> str:

@@ -1,8 +1,12 @@
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
 
 from optbook.classical import bfgs as ch
+from optbook.classical.bfgs_chapter import solve_reference
 from optbook.core import AffineComposition, conditioning_map, make_cubic, make_logistic, quadratic_with_condition
 
 
@@ -91,7 +95,7 @@ def test_identity_start_is_not_invariant():
 
 def test_gradient_descent_and_damped_newton():
     p = make_logistic(200, 10, rng=7)
-    x_star, f_star = ch.solve_reference(p)
+    x_star, f_star = solve_reference(p)
     np.testing.assert_allclose(p.jac(x_star), 0, atol=1e-12)
     gd = ch.gradient_descent(p.fun, np.zeros(10), p.jac, f_star=f_star, tol=1e-9)
     assert gd.success and gd.fun - f_star <= 1e-9
@@ -102,28 +106,47 @@ def test_gradient_descent_and_damped_newton():
     assert np.all(np.diff(lam[-4:]) < 0)
 
 
-def test_deterministic():
-    a = ch.conditioning_experiment.__wrapped__(2.0, n=100, d=8, gd_maxiter=50)
-    b = ch.conditioning_experiment.__wrapped__(2.0, n=100, d=8, gd_maxiter=50)
-    for name in a["runs"]:
-        np.testing.assert_array_equal(a["runs"][name].trace.objective, b["runs"][name].trace.objective)
-
-
-def test_unit_step_index_and_psi():
-    res = ch.superlinear_run(seed=1, c=1.0)
-    t0 = ch.unit_step_index(res.trace)
-    assert t0 is not None and np.all(res.trace["unit_step"][t0:-1] == 1.0)
+def test_psi_is_the_invariant_mismatch():
     H = np.diag([1.0, 2.0])
     assert ch.initial_mismatch(H, H) == pytest.approx(0.0, abs=1e-12)
     assert ch.initial_mismatch(2 * H, H) > 0 and ch.initial_mismatch(0.5 * H, H) > 0
+    rng = np.random.default_rng(0)
+    M, N = rng.standard_normal((6, 6)), rng.standard_normal((6, 6))
+    B, Hs = M @ M.T + np.eye(6), N @ N.T + 0.1 * np.eye(6)
+    ev = np.linalg.eigvals(np.linalg.solve(Hs, B)).real  # the spectrum of B~, the slow way
+    assert ch.initial_mismatch(B, Hs) == pytest.approx(ev.sum() - 6 - np.log(ev).sum(), rel=1e-10)
+    A = rng.standard_normal((6, 6))  # invariance: transform both matrices the same way
+    assert ch.initial_mismatch(A.T @ B @ A, A.T @ Hs @ A) == pytest.approx(ch.initial_mismatch(B, Hs), rel=1e-8)
 
 
-def test_figures_and_comparison_build():
-    assert len(ch.conditioning_slider_figure().frames) == 9
-    assert len(ch.phase_slider_figure().frames) == len(ch.PHASE_LOG_C)
-    rows = ch.compare_with_scipy(make_logistic(100, 5, rng=0), np.zeros(5))
-    assert [r["method"] for r in rows][1] == "scipy BFGS (strong Wolfe)"
-    assert all(r["final gap"] < 1e-6 for r in rows)
+def test_first_trial():
+    assert ch.first_trial(np.nan, 1.0, -1.0, 1.0) == 1.0  # first iteration
+    assert ch.first_trial(2.0, 1.0, -10.0, 1.0) == 1.0  # after a unit step: always 1
+    assert ch.first_trial(2.0, 1.0, -10.0, 0.3) == pytest.approx(0.202)  # 2.02 * decrease / |slope|
+    assert ch.first_trial(2.0, 1.0, -0.1, 0.3) == 1.0  # capped at the unit step
+    assert ch.first_trial(1.0 + 1e-17, 1.0, -10.0, 0.3) == 1.0  # a decrease below round-off says nothing
+
+
+def test_no_update_keeps_the_initial_matrix():
+    q = quadratic_with_condition(5, 10.0, rng=1)
+    res = ch.bfgs(q.fun, np.ones(5), q.jac, H0=2 * np.eye(5), update=False, tol=1e-8, maxiter=500)
+    np.testing.assert_array_equal(res.H, 2 * np.eye(5))
+    assert res.success and res.nit > ch.bfgs(q.fun, np.ones(5), q.jac, H0=2 * np.eye(5), tol=1e-8).nit
+
+
+def test_damped_newton_step_shrinks_with_the_self_concordance_constant():
+    p = make_logistic(100, 5, rng=2)
+    x0 = 4 * np.ones(5)
+    r1 = ch.damped_newton(p.fun, x0, p.jac, p.hess, tol=1e-10)
+    r3 = ch.damped_newton(p.fun, x0, p.jac, p.hess, sc_constant=3.0, tol=1e-10)
+    assert r1.success and r3.success
+    assert r3.trace.step_size[0] < r1.trace.step_size[0] and r3.nit >= r1.nit
+
+
+def test_methods_module_does_not_pull_plotly():
+    out = subprocess.run([sys.executable, "-c", "import sys, optbook.classical.bfgs; print('plotly' in sys.modules)"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -152,7 +175,13 @@ def test_baselines_bad_input():
     q = quadratic_with_condition(2, 10.0, rng=0)
     with pytest.raises(ValueError, match="eta0"):
         ch.gradient_descent(q.fun, np.ones(2), q.jac, f_star=0.0, eta0=-1.0)
+    with pytest.raises(ValueError, match="c1"):
+        ch.gradient_descent(q.fun, np.ones(2), q.jac, f_star=0.0, c1=1.5)
+    with pytest.raises(ValueError, match="grow"):
+        ch.gradient_descent(q.fun, np.ones(2), q.jac, f_star=0.0, grow=0.5)
     with pytest.raises(ValueError, match="hess must be callable"):
         ch.damped_newton(q.fun, np.ones(2), q.jac, None)
-    with pytest.raises(ValueError, match="log10_kappa"):
-        ch.conditioning_experiment(9.0)
+    with pytest.raises(ValueError, match="sc_constant"):
+        ch.damped_newton(q.fun, np.ones(2), q.jac, q.hess, sc_constant=0.0)
+    with pytest.raises(ValueError, match="first_step"):
+        ch.bfgs(q.fun, np.ones(2), q.jac, first_step="half")

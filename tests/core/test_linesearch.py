@@ -10,13 +10,14 @@ ONE_D = {
 }
 
 
+@pytest.mark.parametrize("interpolate", [True, False])
 @pytest.mark.parametrize("name", ONE_D)
 @pytest.mark.parametrize("start", [0.3, 2.0, -5.0])
-def test_weak_wolfe_conditions_hold(name, start):
+def test_weak_wolfe_conditions_hold(name, start, interpolate):
     f, g = ONE_D[name]
     x = np.array([start])
     d = -g(x)
-    ls = weak_wolfe(f, g, x, d, g(x), c1=0.1, c2=0.9)
+    ls = weak_wolfe(f, g, x, d, g(x), c1=0.1, c2=0.9, interpolate=interpolate)
     assert ls.success
     slope = float(g(x) @ d)
     assert f(x + ls.step * d) <= f(x) + 0.1 * ls.step * slope
@@ -38,6 +39,36 @@ def test_weak_wolfe_extends_short_steps():
     d = -0.01 * g(x)  # far too short: the curvature test fails at eta = 1
     ls = weak_wolfe(f, g, x, d, g(x))
     assert ls.success and ls.step > 1.0
+
+
+@pytest.mark.parametrize("curvature", [1e3, 1e-3])
+def test_interpolation_needs_far_fewer_evaluations_on_a_badly_scaled_line(curvature):
+    """Along d = -grad f on f = curvature/2 x^2 the ideal step is 1/curvature: the unit step is 1000x
+    too long or too short. Bisection halves or doubles many times; the safeguarded
+    interpolation needs a handful of trials."""
+    f = lambda x: float(0.5 * curvature * x[0] ** 2)  # noqa: E731
+    g = lambda x: np.array([curvature * x[0]])  # noqa: E731
+    x = np.array([1.0])
+    fast = weak_wolfe(f, g, x, -g(x), g(x), c1=1e-4, c2=0.9)
+    slow = weak_wolfe(f, g, x, -g(x), g(x), c1=1e-4, c2=0.9, interpolate=False)
+    assert fast.success and slow.success
+    assert fast.nfev <= 4 and slow.nfev >= 2 * fast.nfev, (fast.nfev, slow.nfev)
+
+
+def test_weak_wolfe_terminates_on_a_wiggly_line():
+    """Nonconvex along the line: the bisection fallback keeps the bracket shrinking."""
+    f = lambda x: float(x[0] ** 2 + 0.3 * np.sin(40 * x[0]))  # noqa: E731
+    g = lambda x: np.array([2 * x[0] + 12 * np.cos(40 * x[0])])  # noqa: E731
+    for start in np.linspace(-2, 2, 17):
+        x = np.array([start])
+        gx = g(x)
+        if abs(gx[0]) < 1e-8:
+            continue
+        ls = weak_wolfe(f, g, x, -gx, gx, c1=0.1, c2=0.9, max_evals=60)
+        assert ls.success
+        slope = float(gx @ -gx)
+        assert f(x - ls.step * gx) <= f(x) + 0.1 * ls.step * slope
+        assert float(g(x - ls.step * gx) @ -gx) >= 0.9 * slope
 
 
 def test_strong_wolfe_conditions_hold():

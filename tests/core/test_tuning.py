@@ -26,6 +26,8 @@ def test_higher_is_better_nan_ranks_last_and_edges_are_flagged():
     assert not t.on_edge()
     edge = grid_search("m", lambda seed, lr: lr, {"lr": [1, 2, 3]}, [0])
     assert edge.on_edge()  # best at the smallest value tried: widen the grid
+    tied = grid_search("m", lambda seed, lr: 0.0, {"lr": [1, 2, 3]}, [0])
+    assert tied.best == {"lr": 1} and not tied.on_edge()  # a tie reaching the interior is no edge
 
 
 def test_bad_input():

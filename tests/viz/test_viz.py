@@ -136,7 +136,7 @@ def test_glue_formats_and_is_a_no_op_outside_a_kernel():
         glue("bad name", 1.0)
     names = glue_claim(_result(), formats={"a": "{:.1f}"})
     assert names["x.a"] == "1.2" and names["x.verdict"] == "reproduces" and names["x.control"] == "fails"
-    assert names["x.seeds"] == "3"
+    assert names["x.seeds"] == "3" and names["x.control_summary"] == "-"
     with pytest.raises(ValueError, match="did not measure"):
         glue_claim(_result(), formats={"zzz": "{:g}"})
 

@@ -1,5 +1,5 @@
 """Line searches along a descent direction d from x: Armijo backtracking, weak Wolfe by
-bracketing bisection, and strong Wolfe (scipy's implementation of More and Thuente's zoom).
+safeguarded bracketing (interpolation or bisection), and strong Wolfe (scipy's implementation of More and Thuente's zoom).
 
 Each returns a :class:`LineSearchResult` carrying the new function value and, when it was
 computed, the new gradient, so the caller never evaluates the same point twice.
@@ -69,6 +69,35 @@ def armijo_backtracking(
     return LineSearchResult(eta / shrink, f_new, None, max_evals, 0, False)
 
 
+def _next_trial(lo, f_lo, d_lo, hi, f_hi, prev, interpolate: bool) -> float:
+    """The next trial step of the weak-Wolfe search, from the bracket [lo, hi] (hi = inf while no
+    step has failed Armijo), the value f and slope d of phi at lo, the value at hi, and the
+    previous lower end (its step, slope) for extrapolation.
+
+    Bisection halves the bracket or doubles lo. Interpolation takes the minimiser of the
+    quadratic matching phi(lo), phi'(lo), phi(hi) inside the bracket, kept at least 1e-3 of the
+    bracket from lo and 0.1 from hi; before an upper end exists it extrapolates by the secant of
+    phi' between the last two lower ends, between 2x and 20x lo. Both use only values and slopes
+    along the line, so the search stays affine invariant.
+    """
+    if np.isfinite(hi):
+        mid = 0.5 * (lo + hi)
+        if not interpolate:
+            return mid
+        w = hi - lo
+        curv = (f_hi - f_lo - d_lo * w) / (w * w)  # > 0 whenever Armijo failed at hi (c1 < c2)
+        if not (np.isfinite(curv) and curv > 0):
+            return mid
+        return float(np.clip(lo - d_lo / (2.0 * curv), lo + 1e-3 * w, hi - 0.1 * w))
+    if not interpolate or prev is None:
+        return 2.0 * lo
+    lo_prev, d_prev = prev
+    rise = d_lo - d_prev
+    if not (np.isfinite(rise) and rise > 0):
+        return 2.0 * lo
+    return float(np.clip(lo - d_lo * (lo - lo_prev) / rise, 2.0 * lo, 20.0 * lo))
+
+
 def weak_wolfe(
     fun: Fun,
     jac: Jac,
@@ -82,15 +111,21 @@ def weak_wolfe(
     eta0: float = 1.0,
     max_evals: int = 100,
     roundoff_guard: bool = True,
+    interpolate: bool = True,
 ) -> LineSearchResult:
-    """Weak Wolfe step by bracketing bisection, trying ``eta0`` (default the unit step) first.
+    """Weak Wolfe step by a safeguarded bracketing search, trying ``eta0`` (default the unit
+    step) first.
 
     Accepts eta when both
     Armijo: f(x + eta d) <= f(x) + c1 eta g^T d, and
     curvature: grad f(x + eta d)^T d >= c2 g^T d
-    hold. Armijo failing shrinks the bracket from above, curvature failing from below; the next
-    trial is the bracket's midpoint, or twice the lower end while no upper end is known. Only
-    function values and directional derivatives are used, so the search is affine invariant.
+    hold. Armijo failing shrinks the bracket from above, curvature failing from below. The next
+    trial is the bracket's midpoint (or twice the lower end while no upper end is known) with
+    ``interpolate=False``; by default it is a safeguarded interpolation (quadratic inside the
+    bracket, secant of the slope outside it) with a bisection whenever two trials in a row did
+    not halve the bracket, which cuts the evaluations of the early, badly scaled iterations.
+    Only function values and directional derivatives are used, so the search is affine
+    invariant.
 
     With ``roundoff_guard``, a trial whose value differs from f(x) by less than the round-off of
     f is judged by the derivative form of Armijo instead, so the search still works when
@@ -101,7 +136,8 @@ def weak_wolfe(
     eta = check_positive(eta0, "eta0")
     max_evals = check_int(max_evals, "max_evals", minimum=1)
     x, d, slope, f0 = _start(x, d, g, f0, fun)
-    lo, hi, njev = 0.0, np.inf, 0
+    lo, hi, f_lo, d_lo, f_hi, prev, njev = 0.0, np.inf, f0, slope, np.nan, None, 0
+    widths = [np.inf, np.inf]  # bracket widths before the last two trials
     resolution = _ROUNDOFF * max(1.0, abs(f0))
     for k in range(1, max_evals + 1):
         tried, x_new = eta, x + eta * d
@@ -116,15 +152,20 @@ def weak_wolfe(
             njev += 1
             armijo = g_new @ d <= (2 * c1 - 1) * slope
         if not armijo:
-            hi = eta
+            hi, f_hi = eta, f_new
         else:
             if g_new is None:
                 g_new = np.asarray(jac(x_new), dtype=float)
                 njev += 1
-            if g_new @ d >= c2 * slope:
+            d_new = float(g_new @ d)
+            if d_new >= c2 * slope:
                 return LineSearchResult(eta, f_new, g_new, k, njev, True)
-            lo = eta
-        eta = 0.5 * (lo + hi) if np.isfinite(hi) else 2.0 * lo
+            prev, lo, f_lo, d_lo = (lo, d_lo), eta, f_new, d_new
+        eta = _next_trial(lo, f_lo, d_lo, hi, f_hi, prev, interpolate)
+        width = hi - lo
+        if interpolate and np.isfinite(width) and width > 0.5 * widths[0]:
+            eta = 0.5 * (lo + hi)  # interpolation is not shrinking the bracket: bisect
+        widths = [widths[1], width]
     return LineSearchResult(tried, f_new, g_new, max_evals, njev, False)
 
 

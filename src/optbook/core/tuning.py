@@ -75,12 +75,14 @@ class Tuning:
         return [_label(s) for s in self.settings]
 
     def on_edge(self) -> bool:
-        """True when the best value of some swept parameter is the smallest or largest tried
-        (the grid may be too narrow: widen it before trusting the comparison)."""
-        best = self.best
-        for key in best:
-            values = sorted({s[key] for s in self.settings if isinstance(s[key], (int, float))})
-            if len(values) > 2 and best[key] in (values[0], values[-1]):
+        """True when every setting that attains the best score has some swept parameter at the
+        smallest or largest value tried (the grid may be too narrow: widen it before trusting the
+        comparison). Ties that reach into the grid's interior are not an edge."""
+        key = self._key()
+        winners = [self.settings[i] for i in np.flatnonzero(key == key.min())]
+        for name in self.settings[0]:
+            values = sorted({s[name] for s in self.settings if isinstance(s[name], (int, float))})
+            if len(values) > 2 and all(w[name] in (values[0], values[-1]) for w in winners):
                 return True
         return False
 

@@ -65,8 +65,8 @@ def glue_claim(result: ClaimResult, prefix: str | None = None,
                formats: Mapping[str, str | Callable[[Any], str]] | None = None) -> dict[str, str]:
     """Glue a claim result: every measured value as ``prefix.key`` (``formats`` per key), and
     ``prefix.verdict``, ``prefix.summary``, ``prefix.seeds`` (their number) and, for a
-    reproduction, ``prefix.control`` ("fails" or "holds"). ``prefix`` defaults to the claim's
-    name. Returns name -> text."""
+    reproduction, ``prefix.control`` ("fails" or "meets") and ``prefix.control_summary``.
+    ``prefix`` defaults to the claim's name. Returns name -> text."""
     prefix = prefix or result.name
     formats = dict(formats or {})
     unknown = set(formats) - set(result.measured)
@@ -77,5 +77,6 @@ def glue_claim(result: ClaimResult, prefix: str | None = None,
     out[f"{prefix}.summary"] = glue(f"{prefix}.summary", result.summary or "-")
     out[f"{prefix}.seeds"] = glue(f"{prefix}.seeds", len(result.seeds))
     if result.control_holds is not None:
-        out[f"{prefix}.control"] = glue(f"{prefix}.control", "holds" if result.control_holds else "fails")
+        out[f"{prefix}.control"] = glue(f"{prefix}.control", "meets" if result.control_holds else "fails")
+        out[f"{prefix}.control_summary"] = glue(f"{prefix}.control_summary", result.control_summary or "-")
     return out

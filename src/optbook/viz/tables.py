@@ -17,7 +17,7 @@ TABLE_CSS = (
     ".optbook-claims th{background:var(--pst-color-table-heading-bg,#f3f3f3)}"
     ".optbook-claims details summary{cursor:pointer;color:var(--pst-color-text-muted,#555)}"
     ".optbook-badge{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;"
-    "white-space:nowrap;border:1px solid;color:var(--pst-color-text-base,#222)}"
+    "border:1px solid;color:var(--pst-color-text-base,#222);overflow-wrap:normal;hyphens:none}"
     ".optbook-good{background:var(--pst-color-success-bg,#dff3e4);border-color:var(--pst-color-success,#1a7f37)}"
     ".optbook-neutral{background:var(--pst-color-warning-bg,#fff1d6);border-color:var(--pst-color-warning,#8a5a00)}"
     ".optbook-bad{background:var(--pst-color-danger-bg,#fde2e2);border-color:var(--pst-color-danger,#c62828)}"
@@ -84,7 +84,7 @@ class ClaimTable:
             rows.append(_row(head, cells))
         header = '<tr class="optbook-head">' + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
         # Fixed column shares, so that wrapping shortens the text columns, never the verdict.
-        widths = ([5] if self.show_chapter else []) + [18, 18, 18, 16, 15, 10]
+        widths = [5, 16, 17, 16, 16, 16, 14] if self.show_chapter else [17, 18, 17, 16, 17, 15]
         cols = "<colgroup>" + "".join(f'<col style="width:{w}%">' for w in widths) + "</colgroup>"
         return (f'{_STYLE}<div class="optbook-table-wrap"><table class="optbook-claims optbook-cards" '
                 f'style="table-layout:fixed">{cols}{header}{"".join(rows)}</table></div>')

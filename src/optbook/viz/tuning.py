@@ -15,7 +15,8 @@ from .style import DASHES, base_layout, color_for
 def tuning_figure(tunings: Sequence[Tuning], *, score_label: str, logy: bool = False,
                   title: str | None = None, height: int = 430) -> go.Figure:
     """Left: each method's score at every setting of its grid (the best one ringed; hover names
-    the setting). Right: the best score found against the number of settings tried.
+    the setting). Right: the best score found against the number of settings tried. The panel
+    titles live in the axis titles, so the legend above the plot never covers them.
 
     Grids of different sizes are allowed but visible: the right panel's curves end at each
     method's budget.
@@ -26,8 +27,7 @@ def tuning_figure(tunings: Sequence[Tuning], *, score_label: str, logy: bool = F
     for t in tunings:
         if not isinstance(t, Tuning):
             raise TypeError(f"tunings must be Tuning records, got {type(t).__name__}")
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
-                        subplot_titles=("score of every setting tried", "best score vs settings tried"))
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14)
     for i, t in enumerate(tunings):
         color, dash = color_for(i), DASHES[i % len(DASHES)]
         k = np.arange(1, t.size + 1)
@@ -45,8 +45,10 @@ def tuning_figure(tunings: Sequence[Tuning], *, score_label: str, logy: bool = F
             legendgroup=t.method, showlegend=False, name=t.method,
             hovertemplate="after %{x} settings: %{y:.4g}<extra>" + t.method + "</extra>"), 1, 2)
     base_layout(fig, title=title, height=height, logy=logy)
-    fig.update_xaxes(title_text="setting (grid order)", row=1, col=1)
-    fig.update_xaxes(title_text="settings tried", row=1, col=2)
-    fig.update_yaxes(title_text=score_label, row=1, col=1)
-    fig.update_yaxes(title_text=f"best {score_label}", row=1, col=2)
+    fig.update_xaxes(title_text="each setting (grid order; ring: best)", row=1, col=1)
+    fig.update_xaxes(title_text="number of settings tried", row=1, col=2)
+    fig.update_yaxes(title_text=score_label, row=1, col=1, automargin=True)
+    fig.update_yaxes(title_text="best so far", row=1, col=2, automargin=True)
+    if logy:
+        fig.update_yaxes(dtick="D2")  # label 1, 2 and 5 of each decade, not every digit
     return fig
