@@ -1,10 +1,12 @@
-"""Tests of chapter 04: shallow ReLU networks on weakly interacting data."""
+"""Tests of chapter 04's method: shallow ReLU networks on weakly interacting data."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 from optbook.classical import relu_gradient_flow as rg
-from optbook.classical import relu_gradient_flow_figures as figs
-from optbook.core import Trace, Tuning, fd_gradient
+from optbook.core import Trace, fd_gradient
 
 
 def small_problem(n=12, d=30, p=6, seed=0):
@@ -115,18 +117,6 @@ def test_orthogonal_loss_is_non_increasing():
     assert L[-1] < 0.5 * L[0]
 
 
-def test_energy_bounds_hold_along_orthogonal_runs():
-    res = rg.orthogonal_run(50, 0)
-    tr = res.trace
-    n = 50
-    ok = np.isfinite(tr["rate"])
-    assert np.all(tr["rate"][ok] >= 2 * tr["energy_min"][ok] / n * (1 - 1e-9))
-    assert np.all(tr["rate"][ok] <= 16 * tr["energy_max"][ok] / n * (1 + 1e-9))
-    lo, hi = rg.rate_bounds(res.a, res.W, res.X)
-    assert lo == pytest.approx(2 * tr["energy_min"][-1] / n, rel=1e-6)
-    assert hi == pytest.approx(16 * tr["energy_max"][-1] / n, rel=1e-6)
-
-
 def test_energies_match_definition():
     X, y, a, W = small_problem()
     E = np.array([np.mean([(W[j] @ X[i] > 0) * a[j] ** 2 for j in range(a.size)]) for i in range(y.size)])
@@ -176,11 +166,6 @@ def test_late_rate_recovers_a_known_exponential():
     for k in range(200):
         tr.record(objective=3.0 * np.exp(-0.07 * 2.0 * k), step_size=2.0)
     assert rg.late_rate(tr) == pytest.approx(0.07, rel=1e-9)
-
-
-def test_late_rate_scales_like_one_over_n_on_orthogonal_data():
-    rates = [rg.late_rate(rg.orthogonal_run(n, 0).trace) for n in (50, 200)]
-    assert 2.0 <= rates[0] / rates[1] <= 5.5  # 1/n predicts 4, 1/sqrt(n) predicts 2
 
 
 # ------------------------------------------------------------------ phase-transition toy
@@ -291,69 +276,7 @@ def test_an_unserved_point_on_orthogonal_data_is_never_fitted_and_the_run_stalls
     assert res.fun >= 6 / (2 * 60) * np.sum(y[unserved] ** 2) * (1 - 1e-9)
 
 
-def test_ftol_does_not_stop_a_converging_run():
-    res = rg.orthogonal_run(50, 1)
-    assert res.success and res.fun <= 1e-25
-    assert "below tol" in res.message
-
-
-# ------------------------------------------------------------------ statistics and experiments
-
-
-def test_success_interval_is_wilsons_score_interval():
-    def wilson(k, n, z=1.959963984540054):
-        ph = k / n
-        centre = (ph + z * z / (2 * n)) / (1 + z * z / n)
-        half = z / (1 + z * z / n) * np.sqrt(ph * (1 - ph) / n + z * z / (4 * n * n))
-        return centre - half, centre + half
-    for k, n in ((0, 10), (9, 10), (78, 80), (234, 240)):
-        assert rg.success_interval(k, n) == pytest.approx(wilson(k, n), abs=1e-9)
-    lo, hi = rg.success_interval(40, 40)
-    assert hi == 1.0 and lo == pytest.approx(40 / (40 + 1.959963984540054**2), rel=1e-9)
-
-
-def test_half_width_converges_less_often_than_the_width_rule():
-    full = rg.log_width_experiment((50,), 20)
-    half = rg.log_width_experiment((50,), 20, half_width=True)
-    assert [r["p"] for r in full["rows"]] == [25] and [r["p"] for r in half["rows"]] == [12]
-    assert full["p_conv"] > half["p_conv"]
-    assert full["conv_low"] <= full["p_conv"] <= full["conv_high"]
-    assert full["rf_p_conv"] == 0.0  # 25 random features cannot fit 50 points to sum r^2 <= 1
-
-
-def test_tuning_gives_both_methods_the_same_grid_and_seeds():
-    net, rf = rg.tune_step_size(n=50, d=100, seeds=(1000, 1001), lrs=(0.5, 2.0, 1e6))
-    assert isinstance(net, Tuning) and isinstance(rf, Tuning)
-    assert net.settings == rf.settings and net.seeds == rf.seeds == (1000, 1001)
-    assert np.isnan(net.scores[-1])  # a diverged run scores NaN and ranks last
-    assert net.best_score < 0.05 < rf.best_score
-
-
-def test_rate_scaling_reports_rates_and_bounds():
-    rs = rg.rate_scaling((50, 100), (0,))
-    assert rs["rates"].shape == (2, 1) and rs["reached"].all()
-    assert rs["median_rate"][0] > rs["median_rate"][1] > 0
-    assert rs["lower_ratio"] >= 1.0 and rs["upper_ratio"] <= 1.0
-
-
-# ------------------------------------------------------------------ figures and explorers
-
-
-def test_explorers_build_figures():
-    for ex in (figs.EXPLORER_WIDTH, figs.EXPLORER_RATE, figs.EXPLORER_TOY):
-        fig = ex.render()
-        assert len(fig.data) >= 2
-
-
-def test_success_figure_shows_intervals():
-    fig = figs.success_figure(rg.success_rates(50, 100, (4, 25), 5))
-    assert fig.data[0].error_y.array is not None and len(fig.data[0].x) == 2
-
-
 def test_method_module_does_not_import_plotly():
-    import subprocess
-    import sys
-
     code = "import sys, optbook.classical.relu_gradient_flow; print('plotly' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
@@ -373,6 +296,12 @@ def _with_nan(arr):
     arr = np.array(arr, dtype=float)
     arr.flat[0] = np.nan
     return arr
+
+
+def _orthogonal_trace():
+    X, y = rg.make_orthogonal_data(20, rng=0)
+    a, W, _ = rg.draw_well_initialized(X, y, 22, rng=1)
+    return rg.train_shallow_relu(X, y, a, W, maxiter=400, tol=1e-20).trace
 
 
 NET = _net()
@@ -402,8 +331,8 @@ BAD_INPUTS = {
     rg.linear_least_squares: (dict(X=NET["X"], y=NET["y"]), [("X", _with_nan(NET["X"])), ("y", np.ones(2)),
                                                                ("X", np.ones(5))]),
     rg.random_features_floor: (NET, [("y", [INF] * 5), ("W", np.ones((3, 4)))]),
-    rg.late_rate: (dict(trace=rg.orthogonal_run(20, 0).trace), [("trace", [1.0, 0.5]), ("window", 0.0),
-                                                                ("window", NAN), ("window", 1.5)]),
+    rg.late_rate: (dict(trace=_orthogonal_trace()), [("trace", [1.0, 0.5]), ("window", 0.0), ("window", NAN),
+                                                     ("window", 1.5)]),
     rg.draw_well_initialized: (dict(X=NET["X"], y=NET["y"], p=8, rng=0),
                                [("X", _with_nan(NET["X"])), ("p", 0), ("max_tries", 0), ("y", np.ones(2))]),
     rg.phase_transition_loss: (dict(t=np.array([0.0, 1.0]), n=100.0),
@@ -411,52 +340,15 @@ BAD_INPUTS = {
                                 ("n", 0.0), ("n", NAN), ("p", 0), ("n0", INF), ("targets", ()), ("targets", (NAN,))]),
     rg.phase_transition_time: (dict(n=100.0, target=1.0), [("n", -1.0), ("target", NAN), ("p", 0)]),
     rg.drop_width: (dict(n=1e4), [("n", INF), ("target", 0.0), ("p", -1)]),
-    rg.success_interval: (dict(successes=3, trials=10), [("trials", 0), ("successes", -1), ("successes", 11),
-                                                          ("confidence", NAN), ("confidence", 1.0)]),
-    rg.run_once: (dict(n=10, d=20, p=5, seed=0), [("n", 0), ("d", 1.5), ("p", -1), ("seed", -1),
-                                                   ("correlation", NAN), ("lr", INF), ("maxiter", -1), ("tol", -1.0)]),
-    rg.success_rates: (dict(n=10, d=20, ps=(5,), seeds=2), [("n", 0), ("ps", ()), ("ps", (0,)), ("seeds", ()),
-                                                            ("seeds", 0), ("seeds", (-1,))]),
-    rg.log_width_experiment: (dict(ns=(10,), seeds=2), [("ns", ()), ("ns", (0,)), ("seeds", ()), ("d_per_n", 0)]),
-    rg.tune_step_size: (dict(n=10, d=20, seeds=(0,), lrs=(1.0,)), [("n", 0), ("seeds", ()), ("lrs", ()),
-                                                                   ("lrs", (NAN,)), ("lrs", (-1.0,))]),
-    rg.orthogonal_run: (dict(n=10, seed=0), [("n", 0), ("seed", -1), ("p", 0), ("loss_floor", 0.0),
-                                             ("loss_floor", NAN)]),
-    rg.rate_scaling: (dict(ns=(10,), seeds=(0,)), [("ns", ()), ("ns", (1.5,)), ("seeds", ())]),
-    rg.linear_vs_network: (dict(cases=((10, 20),), seeds=1), [("cases", ()), ("cases", ((10,),)),
-                                                              ("cases", ((10, 0),)), ("seeds", ())]),
-    figs.baseline_runs: (dict(n=10, d=20, steps=3), [("n", 0), ("d", 0), ("seed", -1), ("steps", 0)]),
-    figs.watch_figure: (dict(n=30, d=60), [("n", 1), ("d", 0), ("seed", 1.5)]),
-    figs.success_figure: (dict(sr=rg.success_rates(10, 20, (5,), 2)), [("sr", {}), ("sr", None), ("eps", NAN)]),
-    figs.log_width_figure: (dict(method=rg.log_width_experiment((10,), 2), control=rg.log_width_experiment((10,), 2)),
-                            [("method", {}), ("control", None)]),
-    figs.width_slider_figure: (dict(n=10, d=20, ps=(2, 4)), [("n", 0), ("ps", ()), ("ps", (0,)), ("seed", -1)]),
-    figs.width_figure: (dict(n=10, d=20, p=4, seed=0), [("n", 0), ("d", NAN), ("p", 0), ("seed", -1)]),
-    figs.rate_slider_figure: (dict(ns=(10, 12)), [("ns", ()), ("ns", (0,)), ("seed", -1)]),
-    figs.rate_figure: (dict(n=10, seed=0), [("n", 0), ("seed", NAN)]),
-    figs.toy_slider_figure: (dict(log10_ns=(2, 4)), [("log10_ns", ()), ("log10_ns", (NAN,)), ("log10_ns", (-1,))]),
-    figs.toy_figure: (dict(log10_n=4, p=2), [("log10_n", NAN), ("log10_n", INF), ("p", 0)]),
-    figs.tuning_panel: (dict(tunings=rg.tune_step_size(n=10, d=20, seeds=(0,), lrs=(1.0, 2.0))),
-                        [("tunings", []), ("tunings", [None])]),
 }
 # train_shallow_relu names its network arguments a0, W0 in the signature but checks them as a, W.
 ALIASES = {("train_shallow_relu", "a"): "a0"}
 
 
-def _public_functions(module):
-    return {obj for name, obj in vars(module).items()
-            if callable(obj) and not name.startswith("_") and not name.startswith("claim_")
-            and getattr(obj, "__module__", None) == module.__name__ and not isinstance(obj, type)}
-
-
-def test_orthogonal_runs_need_d_at_least_n():
-    with pytest.raises(ValueError, match=r"\bd\b"):
-        rg.run_once(10, 5, 3, 0, orthogonal=True)
-
-
 def test_every_public_function_has_bad_input_cases():
-    public = _public_functions(rg) | _public_functions(figs)
-    missing = {f.__name__ for f in public} - {f.__name__ for f in BAD_INPUTS}
+    public = {name for name, obj in vars(rg).items() if callable(obj) and not name.startswith("_")
+              and getattr(obj, "__module__", None) == rg.__name__ and not isinstance(obj, type)}
+    missing = public - {f.__name__ for f in BAD_INPUTS}
     assert not missing, f"add bad-input cases for {sorted(missing)}"
 
 
