@@ -48,8 +48,9 @@ book: $(STAMP) _assets/plotly.min.js _assets/mathjax/tex-chtml.js
 page: $(STAMP) _assets/plotly.min.js _assets/mathjax/tex-chtml.js
 	@test -n "$(CH)" || { echo "usage: make page CH=NN"; exit 2; }
 	@src=$$(ls book/part*/$(CH)-*.md | head -1); test -n "$$src" || { echo "no chapter $(CH)"; exit 2; }; \
-	mkdir -p _build; OPTBOOK_BUILD=1 $(BIN)/jupyter-book build "$$src" --config _config.yml >_build/page.log 2>&1 || exit 1; \
-	out=_build/_page/$$(echo "$${src%.md}" | tr / -)/html; cp -r _assets/. "$$out/_static/"; \
+	page=_build/_page/$$(echo "$${src%.md}" | tr / -); rm -rf "$$page"; mkdir -p _build; \
+	OPTBOOK_BUILD=1 $(BIN)/jupyter-book build "$$src" --config _config.yml >_build/page.log 2>&1 || exit 1; \
+	out=$$page/html; cp -r _assets/. "$$out/_static/"; \
 	echo "$$out/$$(basename "$${src%.md}").html"
 
 unit: $(STAMP)

@@ -13,21 +13,6 @@ from typing import Any
 from ..claims import ClaimResult
 
 
-class _Text:
-    """A formatted string stored for ``{glue:text}``.
-
-    myst-nb passes the stored text/plain through ``ast.literal_eval`` before pasting it, so a bare
-    ``1.00`` would come out as ``1.0`` and ``1.8e-04`` as ``0.00018``; the quoted repr survives
-    that and pastes exactly the formatted text, without quotes.
-    """
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __repr__(self) -> str:
-        return repr(self.text)
-
-
 def format_value(value: Any, fmt: str | Callable[[Any], str] | None = None) -> str:
     """``fmt`` applied to ``value`` (a format string like ``"{:.2f}"`` or a function); by default
     4 significant digits for a float, the value itself for anything else."""
@@ -57,7 +42,10 @@ def glue(name: str, value: Any, fmt: str | Callable[[Any], str] | None = None) -
     text = format_value(value, fmt)
     myst_glue = _myst_glue()
     if myst_glue is not None:
-        myst_glue(name, _Text(text), display=False)
+        # Glued as a str: its text/plain is the quoted repr, which {glue:text} unquotes with
+        # literal_eval and pastes verbatim ("+0.004", "0.010"); a bare number would be re-parsed
+        # and lose its sign or trailing zeros. A format spec in the role still applies.
+        myst_glue(name, text, display=False)
     return text
 
 

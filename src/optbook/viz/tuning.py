@@ -45,10 +45,11 @@ def tuning_figure(tunings: Sequence[Tuning], *, score_label: str, logy: bool = F
             legendgroup=t.method, showlegend=False, name=t.method,
             hovertemplate="after %{x} settings: %{y:.4g}<extra>" + t.method + "</extra>"), 1, 2)
     base_layout(fig, title=title, height=height, logy=logy)
-    fig.update_xaxes(title_text="each setting (grid order; ring: best)", row=1, col=1)
-    fig.update_xaxes(title_text="number of settings tried", row=1, col=2)
+    fig.update_xaxes(title_text="setting # (ring: best)", row=1, col=1)
+    fig.update_xaxes(title_text="settings tried", row=1, col=2)
     fig.update_yaxes(title_text=score_label, row=1, col=1, automargin=True)
     fig.update_yaxes(title_text="best so far", row=1, col=2, automargin=True)
-    if logy:
-        fig.update_yaxes(dtick="D2")  # label 1, 2 and 5 of each decade, not every digit
+    finite = np.concatenate([t.scores[np.isfinite(t.scores) & (t.scores > 0)] for t in tunings])
+    if logy and finite.size and np.log10(finite.max() / finite.min()) <= 3:
+        fig.update_yaxes(dtick="D2")  # a few decades: label 1, 2 and 5 of each, not every digit
     return fig
