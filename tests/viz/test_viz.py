@@ -190,8 +190,9 @@ def test_glued_text_survives_myst_nb_literal_eval(monkeypatch):
     from IPython.lib.pretty import pretty
     from myst_nb.core.variables import format_plain_text
 
-    from optbook.viz import glue as glue_module
+    import importlib
 
+    glue_module = importlib.import_module("optbook.viz.glue")  # the module, not the function
     stored = {}
     monkeypatch.setattr(glue_module, "_myst_glue", lambda: lambda name, obj, display: stored.update({name: obj}))
     for value, fmt, text in ((1.0, "{:.2f}", "1.00"), (1.8e-4, "{:.1e}", "1.8e-04"), (0.0, "{:.1f}", "0.0"),
