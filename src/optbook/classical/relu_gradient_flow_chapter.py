@@ -62,7 +62,9 @@ def success_interval(successes: int, trials: int, confidence: float = 0.95) -> t
 
 
 def _check_seeds(seeds) -> tuple[int, ...]:
-    seeds = tuple(seeds) if not isinstance(seeds, (int, np.integer)) else tuple(range(check_int(seeds, "seeds", minimum=1)))
+    if isinstance(seeds, (int, np.integer)):  # a count
+        seeds = range(check_int(seeds, "seeds", minimum=1))
+    seeds = tuple(seeds)
     if not seeds:
         raise ValueError("seeds must not be empty")
     return tuple(check_int(s, "seeds", minimum=0) for s in seeds)
@@ -81,7 +83,8 @@ def run_once(n: int, d: int, p: int, seed: int, *, orthogonal: bool = False, cor
     """One seeded run (data, initialisation, training with :func:`train_shallow_relu`), cached:
     the claims, the figures and the live explorers share these runs.
 
-    Besides the training result, ``result.well_init`` says whether every point was served at
+    The cached result keeps the trace, the final output weights ``a`` and the summary, not the
+    hidden weights. Besides, ``result.well_init`` says whether every point was served at
     initialisation, ``result.coverage0`` holds the initial coverage matrix, ``result.y`` the
     labels and ``result.rf_floor`` the smallest sum of squared residuals that random features
     with the same initial W could reach (:func:`random_features_floor`, as a sum of squares).
@@ -111,6 +114,8 @@ def _run_once(n, d, p, seed, orthogonal, correlation, train_hidden, lr, maxiter,
     res.coverage0 = cov
     res.y = y
     res.rf_floor = random_features_floor(a, W, X, y) * 2.0 * n / p
+    for key in ("x", "jac", "W"):  # the cache holds hundreds of runs: keep traces, drop the weights
+        del res[key]
     return res
 
 
