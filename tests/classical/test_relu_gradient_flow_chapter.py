@@ -49,6 +49,16 @@ def test_half_width_converges_less_often_than_the_width_rule():
     assert full["p_conv"] > half["p_conv"]
     assert full["conv_low"] <= full["p_conv"] <= full["conv_high"]
     assert full["rf_p_conv"] == 0.0  # 25 random features cannot fit 50 points to sum r^2 <= 1
+    assert full["rf_wide_trials"] == 20 and full["rf_wide_p_conv"] == 1.0  # 50 of them interpolate
+
+
+def test_wide_random_features_use_the_runs_data_and_their_own_weights():
+    n, d, seed = 30, 60, 3
+    X, y = rg.make_weakly_interacting_data(n, d, rng=np.random.default_rng(seed))
+    assert np.array_equal(ch.run_once(n, d, 10, seed).y, y)
+    assert ch._wide_random_features_fit(n, d, seed)
+    ex = ch.log_width_experiment((n,), (seed, seed + 1), wide_seeds=1)
+    assert ex["rf_wide_trials"] == 1
 
 
 def test_tuning_gives_both_methods_the_same_grid_and_seeds():
@@ -92,7 +102,8 @@ BAD_INPUTS = {
                                                    ("correlation", NAN), ("lr", INF), ("maxiter", -1), ("tol", -1.0)]),
     ch.success_rates: (dict(n=10, d=20, ps=(5,), seeds=2), [("n", 0), ("ps", ()), ("ps", (0,)), ("seeds", ()),
                                                             ("seeds", 0), ("seeds", (-1,))]),
-    ch.log_width_experiment: (dict(ns=(10,), seeds=2), [("ns", ()), ("ns", (0,)), ("seeds", ()), ("d_per_n", 0)]),
+    ch.log_width_experiment: (dict(ns=(10,), seeds=2), [("ns", ()), ("ns", (0,)), ("seeds", ()), ("d_per_n", 0),
+                                                        ("wide_seeds", -1), ("wide_seeds", 1.5)]),
     ch.tune_step_size: (dict(n=10, d=20, seeds=(0,), lrs=(1.0,)), [("n", 0), ("seeds", ()), ("lrs", ()),
                                                                    ("lrs", (NAN,)), ("lrs", (-1.0,))]),
     ch.orthogonal_run: (dict(n=10, seed=0), [("n", 0), ("seed", -1), ("p", 0), ("loss_floor", 0.0),

@@ -133,27 +133,45 @@ def success_rates(n: int, d: int, ps: tuple[int, ...], seeds) -> dict:
             "conv_low": ci[:, 0], "conv_high": ci[:, 1], "seeds": len(seeds)}
 
 
-def log_width_experiment(ns: tuple[int, ...], seeds, *, d_per_n: int = 2, half_width: bool = False) -> dict:
+@lru_cache(maxsize=512)
+def _wide_random_features_fit(n: int, d: int, seed: int) -> bool:
+    """Whether random features of width n, output layer solved exactly on frozen features, fit the
+    data of :func:`run_once` (n, d, seed) to sum r^2 <= 1. Their hidden weights come from a stream
+    of their own, so the network's runs are untouched."""
+    X, y = make_weakly_interacting_data(n, d, rng=np.random.default_rng(seed))  # run_once's data
+    a, W = init_network(d, n, rng=np.random.default_rng([seed, 1]))
+    return bool(random_features_floor(a, W, X, y) * 2.0 <= 1.0)  # floor is (p/2n) sum r^2 with p = n
+
+
+def log_width_experiment(ns: tuple[int, ...], seeds, *, d_per_n: int = 2, half_width: bool = False,
+                         wide_seeds: int = 20) -> dict:
     """The headline experiment: for each n, width p = p(n, 0.05) (or half of it), d = d_per_n * n,
     one run per seed. Returns per-n and pooled rates of convergence and of well-initialisation,
-    the pooled Wilson interval, and how often the random-features baseline (the output layer
-    fitted exactly on the same features: the best any step size could reach) converges."""
+    the pooled Wilson interval, and two random-features references with the output layer fitted
+    exactly (the best any step size could reach): at the same width p (``rf_p_conv``, every seed)
+    and at width n (``rf_wide_p_conv``, the first ``wide_seeds`` seeds), the width a model with a
+    frozen hidden layer needs to interpolate."""
     ns, seeds = _check_sizes(ns, "ns"), _check_seeds(seeds)
     d_per_n = check_int(d_per_n, "d_per_n", minimum=1)
+    wide_seeds = check_int(wide_seeds, "wide_seeds", minimum=0)
     rows = []
     for n in ns:
         p = width_rule(n, 0.05) // (2 if half_width else 1)
         runs = [run_once(n, d_per_n * n, p, s) for s in seeds]
         rows.append({"n": n, "p": p, "conv": np.array([r.converged for r in runs]),
                      "well": np.array([r.well_init for r in runs]),
-                     "rf_conv": np.array([r.rf_floor <= 1.0 for r in runs])})
+                     "rf_conv": np.array([r.rf_floor <= 1.0 for r in runs]),
+                     "rf_wide_conv": np.array([_wide_random_features_fit(n, d_per_n * n, s)
+                                               for s in seeds[:wide_seeds]], dtype=bool)})
     conv = np.concatenate([r["conv"] for r in rows])
     well = np.concatenate([r["well"] for r in rows])
+    wide = np.concatenate([r["rf_wide_conv"] for r in rows])
     low, high = success_interval(int(conv.sum()), conv.size)
     return {"rows": rows, "ns": ns, "seeds": seeds, "d_per_n": d_per_n, "trials": conv.size,
             "p_conv": float(conv.mean()), "conv_low": low, "conv_high": high, "p_well": float(well.mean()),
             "p_conv_given_well": float(conv[well].mean()) if well.any() else float("nan"),
-            "rf_p_conv": float(np.mean(np.concatenate([r["rf_conv"] for r in rows])))}
+            "rf_p_conv": float(np.mean(np.concatenate([r["rf_conv"] for r in rows]))),
+            "rf_wide_p_conv": float(wide.mean()) if wide.size else float("nan"), "rf_wide_trials": wide.size}
 
 
 def tune_step_size(n: int = 200, d: int = 400, seeds=(1000, 1001, 1002),
@@ -258,28 +276,35 @@ def linear_vs_network(cases: tuple[tuple[int, int], ...] = ((100, 200), (100, 50
 @claim("04", "Width p(n, 0.05) = O(log n) fits n weakly interacting points with probability >= 0.95",
        kind="reproduction",
        paper="a width p = floor(log(n/eps)/log(4/3)) + 1, of order log n, gives global convergence with "
-             "probability >= 1 - eps; eps = 0.05 promises 0.95 (the official experiment 1.0: 96-100% of 80 "
-             "runs per n at d = 100, n = 1300-1500, p = 36)",
-       expect="d = 2n, p = p(n, 0.05), n in {50, 100, 200}, 80 seeds each: the Wilson 95% lower bound on "
-              "the pooled P(converged) >= 0.9 (the paper's failure budget eps = 0.05, doubled)",
+             "probability >= 1 - eps; eps = 0.05 promises 0.95. The official experiment 1.0 tests it at fixed "
+             "d = 100 for n = 1300-2100, p = 36-38 (n of 13 to 21 d, far from the theorem's high dimension): "
+             "96-100% of 80 runs per n for n <= 1500, then a sharp fall (85% at n = 1550, 0% from n = 1800)",
+       expect="our reading of 'weakly interacting', not the paper's experimental regime: d = 2n, p = p(n, 0.05), "
+              "n in {50, 100, 200, 400}, 80 seeds each: the Wilson 95% lower bound on the pooled P(converged) "
+              ">= 0.9 (the paper's failure budget eps = 0.05, doubled); per-n rates reported beside it. "
+              "(n = 400 was first left out after preparatory runs converged 35/40 there; it is restored: the "
+              "card and the chapter's earlier registration both had it)",
        control="the same runs at half the width, p = floor(p(n, 0.05) / 2), where the union bound no longer "
                "covers the points (n (3/4)^p > 1)",
        name="log_width")
 def claim_log_width(fast: bool = False, control: bool = False) -> Measured:
-    ns = (50, 100) if fast else (50, 100, 200)
+    ns = (50, 100) if fast else (50, 100, 200, 400)
     seeds = tuple(range(80))
     ex = log_width_experiment(ns, seeds, half_width=control)
     values = {"P_conv": ex["p_conv"], "P_conv_wilson_low": ex["conv_low"], "P_conv_wilson_high": ex["conv_high"],
               "P_well_init": ex["p_well"], "P_conv_given_well_init": ex["p_conv_given_well"],
               "runs": ex["trials"], "random_features_P_conv": ex["rf_p_conv"],
+              "random_features_width_n_P_conv": ex["rf_wide_p_conv"],
               **{f"p_n{r['n']}": r["p"] for r in ex["rows"]},
               **{f"P_conv_n{r['n']}": float(r["conv"].mean()) for r in ex["rows"]}}
+    worst = min(ex["rows"], key=lambda r: r["conv"].mean())
     return Measured(values, criteria=[Criterion("P_conv_wilson_low", ">=", 0.9)], seeds=seeds, details=ex,
                     # The proxy shows the phenomenon only if this width cannot be fitted trivially:
                     # the random-features model (output layer alone, solved exactly) must fail.
                     precondition=ex["rf_p_conv"] <= 0.1,
                     summary=f"P(conv) {ex['p_conv']:.3f} (Wilson 95%: {ex['conv_low']:.3f}-{ex['conv_high']:.3f}) "
-                            f"over {ex['trials']} runs, n = {ns[0]}-{ns[-1]}")
+                            f"over {ex['trials']} runs, n = {ns[0]}-{ns[-1]}; lowest at n = {worst['n']}: "
+                            f"{worst['conv'].mean():.3f}")
 
 
 @claim("04", "On orthogonal data the loss falls exponentially, at a rate between the orders 1/n and 1/sqrt(n)",
