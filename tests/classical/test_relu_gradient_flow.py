@@ -251,6 +251,33 @@ def test_training_in_the_data_span_gives_the_same_iterates(kind):
     assert rg.loss_and_gradients(res.a, res.W, X, y)[0] == pytest.approx(res.fun, rel=1e-9)
 
 
+def test_training_matches_the_official_pytorch_loop():
+    """The official training loop (PyTorch SGD on p * mean(r^2) / 2 with the two bias-free Linear
+    layers, output divided by p), transcribed in float64: the same losses step by step."""
+    torch = pytest.importorskip("torch")
+    gen = np.random.default_rng(8)
+    X, y = rg.make_weakly_interacting_data(20, 40, rng=gen)
+    p, steps = 8, 40
+    a, W = rg.init_network(40, p, rng=gen)
+    ours = rg.train_shallow_relu(X, y, a, W, lr=1.0, maxiter=steps, tol=0.0).trace.objective
+    hidden = torch.nn.Linear(40, p, bias=False, dtype=torch.float64)
+    out = torch.nn.Linear(p, 1, bias=False, dtype=torch.float64)
+    with torch.no_grad():
+        hidden.weight.copy_(torch.tensor(W))
+        out.weight.copy_(torch.tensor(a)[None, :])
+    opt = torch.optim.SGD([*hidden.parameters(), *out.parameters()], lr=1.0, momentum=0, weight_decay=0)
+    Xt, yt = torch.tensor(X), torch.tensor(y)
+    theirs = []
+    for _ in range(steps + 1):
+        residuals = yt - out(torch.relu(hidden(Xt))).squeeze() / p
+        loss = p * torch.mean(residuals**2) / 2
+        theirs.append(loss.item())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert np.allclose(ours, theirs, rtol=1e-10, atol=0)
+
+
 def test_orthogonal_training_moves_only_the_data_coordinates():
     X, y = rg.make_orthogonal_data(10, 30, rng=3)
     a, W = rg.init_network(30, 6, rng=4)
