@@ -15,11 +15,15 @@ def test_one_torch_thread_restores_the_setting_even_on_error():
     assert torch.get_num_threads() == before
 
 
-def test_one_blas_thread_restores_the_setting():
-    if threads._BLAS_THREADS is None:
-        pytest.skip("numpy's BLAS is not the bundled OpenBLAS")
-    get = threads._BLAS_THREADS[0]
-    before = int(get())
+def test_one_blas_thread_limits_numpy_and_scipy_blas_and_restores_them():
+    import scipy.linalg  # noqa: F401  (loads scipy's own OpenBLAS)
+    from threadpoolctl import threadpool_info
+
+    def blas():
+        return {i["filepath"]: i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    before = blas()
+    assert len(before) >= 1
     with threads.one_blas_thread():
-        assert int(get()) == 1
-    assert int(get()) == before
+        assert set(blas().values()) == {1}
+    assert blas() == before

@@ -1,3 +1,5 @@
+import importlib
+
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -139,6 +141,18 @@ def test_glue_formats_and_is_a_no_op_outside_a_kernel():
     assert names["x.seeds"] == "3" and names["x.control_summary"] == "-"
     with pytest.raises(ValueError, match="did not measure"):
         glue_claim(_result(), formats={"zzz": "{:g}"})
+
+
+def test_glued_text_survives_myst_nb_reading_it_back(monkeypatch):
+    """myst-nb's {glue:text} literal_evals the stored text/plain: "1.000" must not become "1.0"."""
+    from myst_nb.core.variables import format_plain_text
+
+    glue_module = importlib.import_module("optbook.viz.glue")   # optbook.viz.glue is also the function
+    stored = {}
+    monkeypatch.setattr(glue_module, "_myst_glue", lambda: lambda name, value, display: stored.update({name: value}))
+    for k, (value, fmt) in enumerate(((1.0, "{:.3f}"), (2.5, "{:.2f}"), (0.004, "{:+.3f}"), ("reproduces", None))):
+        text = glue_module.glue(f"k{k}", value, fmt)
+        assert format_plain_text(repr(stored[f"k{k}"]), "s") == text
 
 
 def test_book_renderer_emits_a_bare_div(monkeypatch):
