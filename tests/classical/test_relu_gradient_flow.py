@@ -232,7 +232,7 @@ def plain_gradient_descent_losses(X, y, a, W, lr, steps):
     return np.array(losses)
 
 
-@pytest.mark.parametrize("kind", ["d > n (QR)", "orthogonal, permuted (diagonal)", "n > d (dense)"])
+@pytest.mark.parametrize("kind", ["d > n (Gram)", "orthogonal, permuted (diagonal)", "n > d (dense)"])
 def test_training_in_the_data_span_gives_the_same_iterates(kind):
     gen = np.random.default_rng(21)
     if kind.startswith("d > n"):

@@ -148,47 +148,42 @@ def network_output(a: np.ndarray, W: np.ndarray, X: np.ndarray) -> np.ndarray:
     return np.maximum(X @ W.T, 0.0) @ a / a.size
 
 
-def _loss_grad(a, W, X, y):
-    """Unchecked loss and gradients (the training loop's inner step).
-
-    ``X`` is either the (n, k) data matrix or, for orthogonal data, the 1-D diagonal of a square
-    one (then W is (p, n) and every product below is O(np) instead of O(n^2 p)).
-    Returns the loss, grad_a, grad_W, the residuals r and the pre-activations Z.
-    """
+def _residual_terms(a, Z, y):
+    """Unchecked loss, grad_a, residuals r and the (n, p) matrix M_ij = r_i 1[w_j . x_i > 0], all
+    from the pre-activations Z_ij = w_j . x_i (every gradient is built from these)."""
     n, p = y.size, a.size
-    diagonal = X.ndim == 1
-    Z = X[:, None] * W.T if diagonal else X @ W.T  # (n, p): w_j . x_i
     S = np.maximum(Z, 0.0)                        # relu
     r = S @ a / p - y                             # residuals h(x_i) - y_i
     loss = p / (2.0 * n) * float(r @ r)
     ga = S.T @ r / n                              # dL/da_j = (1/n) sum_i r_i relu(w_j . x_i)
-    M = ((Z > 0) * r[:, None]).T                  # (p, n): r_i 1[w_j . x_i > 0]
-    gW = (a[:, None] / n) * (M * X if diagonal else M @ X)   # dL/dw_j = (a_j/n) sum_i r_i 1[.] x_i
+    M = (Z > 0) * r[:, None]                      # (n, p): r_i 1[w_j . x_i > 0]
+    return loss, ga, M, r
+
+
+def _loss_grad(a, W, X, y):
+    """Unchecked loss and gradients.
+
+    ``X`` is either the (n, k) data matrix or, for orthogonal data, the 1-D diagonal of a square
+    one (then W is (p, n) and every product below is O(np) instead of O(n k p)).
+    Returns the loss, grad_a, grad_W, the residuals r and the pre-activations Z.
+    """
+    n = y.size
+    diagonal = X.ndim == 1
+    Z = X[:, None] * W.T if diagonal else X @ W.T  # (n, p): w_j . x_i
+    loss, ga, M, r = _residual_terms(a, Z, y)
+    gW = (a[:, None] / n) * (M.T * X if diagonal else M.T @ X)   # dL/dw_j = (a_j/n) sum_i r_i 1[.] x_i
     return loss, ga, gW, r, Z
 
 
-def _training_coordinates(X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """Coordinates in which gradient descent on L is cheapest, with the same iterates.
-
-    dL/dw_j is a combination of the rows x_i, so the part of w_j orthogonal to them never moves
-    and never changes an output: training can run on the coordinates of w_j in an orthonormal
-    basis of the rows' span. Returns ``(Xc, cols, Q)``:
-
-    - orthogonal data (one non-zero entry per row, in distinct columns; the paper's experiment 2):
-      ``Xc`` is the 1-D diagonal and ``cols`` the columns, so w_j's coordinates are W[:, cols];
-    - d > n: Q (d, n) from a QR factorisation of X^T and ``Xc = X Q`` (n, n);
-    - otherwise ``Xc = X`` and both are None.
-    """
-    n, d = X.shape
+def _orthogonal_columns(X: np.ndarray) -> np.ndarray | None:
+    """For exactly orthogonal data of the paper's form (one non-zero entry per row, in distinct
+    columns: experiment 2), the column of each row's entry; otherwise None."""
     nonzero = X != 0
     if np.all(nonzero.sum(axis=1) == 1):
         cols = np.argmax(nonzero, axis=1)
-        if np.unique(cols).size == n:
-            return X[np.arange(n), cols], cols, None
-    if d > n:
-        Q, _ = np.linalg.qr(X.T)
-        return X @ Q, None, Q
-    return X, None, None
+        if np.unique(cols).size == X.shape[0]:
+            return cols
+    return None
 
 
 def loss_and_gradients(
@@ -302,20 +297,35 @@ def train_shallow_relu(
     trace = Trace(name, meta=dict(n=n, d=X.shape[1], p=p, lr=lr, train_hidden=bool(train_hidden)))
     message, success = "maximum number of iterations reached", False
     previous = np.inf
-    # Train on the coordinates of W in the span of the data (same iterates, cheaper steps).
-    Xc, cols, Q = _training_coordinates(X)
-    Wc = W[:, cols] if cols is not None else (W @ Q if Q is not None else W)
-    Wc0 = Wc
+    # Three exact ways to take the same steps, the cheapest for the data at hand:
+    # - orthogonal data: only w_j's entries on the data's columns move, and x_i . w_j is one product;
+    # - d >= n: a step moves the pre-activations Z = X W^T by -lr G M diag(a/n), G = X X^T the
+    #   Gram matrix (the points' interactions): one (n, n) x (n, p) product per step, and W itself
+    #   is rebuilt once at the end from the accumulated coefficients C, W = W0 + C X;
+    # - n > d: plain steps on W.
+    cols = _orthogonal_columns(X)
+    gram = cols is None and n <= X.shape[1]
+    if gram:
+        G, Z, C = X @ X.T, X @ W.T, np.zeros((p, n))
+    else:
+        Xc, Wc = (X[np.arange(n), cols], W[:, cols]) if cols is not None else (X, W)
     with one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
         for k in range(maxiter + 1):
-            loss, ga, gW, r, Z = _loss_grad(a, Wc, Xc, y)
+            if gram:
+                loss, ga, M, r = _residual_terms(a, Z, y)
+                if train_hidden:
+                    GM = G @ M                            # (n, p); ||dL/dw_j||^2 = (a_j/n)^2 M_j . (G M)_j
+                    gw_sq = float(np.sum((a / n) ** 2 * np.einsum("ij,ij->j", M, GM)))
+            else:
+                loss, ga, gW, r, Z = _loss_grad(a, Wc, Xc, y)
+                gw_sq = float(np.vdot(gW, gW))
             if not np.isfinite(loss):
                 message = "loss became non-finite (step size too large?)"
                 break
             active = Z > 0
             sign_match = np.outer(y, a) > 0               # a_j y_i > 0
             E = active @ (a * a) / p                      # energies E_i
-            gsq = float(ga @ ga) + (float(np.vdot(gW, gW)) if train_hidden else 0.0)
+            gsq = float(ga @ ga) + (gw_sq if train_hidden else 0.0)
             trace.record(objective=loss, grad_norm=np.sqrt(gsq), step_size=lr, t=lr * k,
                          rate=gsq / loss if loss > 0 else np.nan, residual_sq=float(r @ r),
                          energy_min=E.min(), energy_max=E.max(),
@@ -329,18 +339,21 @@ def train_shallow_relu(
             previous = loss
             if k == maxiter:
                 break
-            a = a - lr * ga
             if train_hidden:
-                Wc = Wc - lr * gW
-    # Back to the full (p, d) weights: only the coordinates in the data's span have moved.
-    if cols is not None:
-        W, grad_W = W.copy(), np.zeros_like(W)
-        W[:, cols], grad_W[:, cols] = Wc, gW
-    elif Q is not None:
-        with np.errstate(over="ignore", invalid="ignore"):  # a diverged run carries inf/NaN
-            W, grad_W = W + (Wc - Wc0) @ Q.T, gW @ Q.T
-    else:
-        W, grad_W = Wc, gW
+                if gram:
+                    step = lr * a / n
+                    Z, C = Z - GM * step, C - step[:, None] * M.T
+                else:
+                    Wc = Wc - lr * gW
+            a = a - lr * ga
+        # Back to the full (p, d) weights and the gradient at the final state.
+        if gram:
+            W, grad_W = W + C @ X, (a[:, None] / n) * (M.T @ X)
+        elif cols is not None:
+            W, grad_W = W.copy(), np.zeros_like(W)
+            W[:, cols], grad_W[:, cols] = Wc, gW
+        else:
+            W, grad_W = Wc, gW
     converged = bool(loss <= convergence_threshold(n, p))
     return Result(x=np.concatenate([a, W.ravel()]), a=a, W=W, fun=loss, jac=np.concatenate([ga, grad_W.ravel()]),
                   nit=len(trace) - 1, nfev=len(trace), njev=len(trace), success=success,
