@@ -673,7 +673,7 @@ def chamber_data(grid: int = 81, amax: float = 4.0) -> dict:
             "a1": fit_star(A, y, 1.0).x, "amax": amax, "hyperplanes": (hx, hy)}
 
 
-def _chamber_traces(lam: float) -> tuple[list, dict]:
+def _chamber_traces(lam: float) -> tuple[list, str]:
     d = chamber_data()
     pos = (d["y"] == 1)[:, None]
     s = lam * np.maximum(d["U"], U_FLOOR)
@@ -755,7 +755,7 @@ def _resolution_all(seed: int) -> dict:
     return {k: resolution_fit(k, seed) for k in RESOLUTIONS}
 
 
-def _resolution_traces(k: int, lam_scale: float = 1.0, seed: int = 11) -> tuple[list, dict]:
+def _resolution_traces(k: int, lam_scale: float = 1.0, seed: int = 11) -> tuple[list, str]:
     f = _resolution_all(seed)[k] if k in RESOLUTIONS else resolution_fit(k, seed)
     b = resolution_data(seed)
     a = f["a"] / lam_scale
