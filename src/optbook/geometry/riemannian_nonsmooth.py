@@ -615,7 +615,8 @@ def min_norm_in_hull(G) -> tuple[np.ndarray, np.ndarray]:
     Solved exactly with non-negative least squares: the minimiser of
     ||G^T lam||^2 + (1^T lam - 1)^2 over lam >= 0 is t * lam_star with lam_star the min-norm
     weights (the scale t does not change the direction), so lam / sum(lam) is the answer. ``G``
-    is divided by its largest entry first, so the answer does not depend on its scale.
+    is divided by its largest entry first, so the answer does not depend on its scale; a point
+    shorter than 1e-12 of that scale is rounding (the hull contains the origin) and returned as 0.
     """
     G = check_matrix(G, "G")
     k = G.shape[0]
@@ -628,7 +629,10 @@ def min_norm_in_hull(G) -> tuple[np.ndarray, np.ndarray]:
     lam, _ = nnls(A, b, maxiter=50 * k)
     total = lam.sum()
     lam = lam / total if total > 0 else np.full(k, 1.0 / k)
-    return lam @ G, lam
+    point = lam @ G
+    if np.linalg.norm(point) <= 1e-12 * scale:
+        point = np.zeros_like(point)
+    return point, lam
 
 
 @dataclass
