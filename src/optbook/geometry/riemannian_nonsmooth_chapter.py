@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from ..claims import Criterion, Measured, claim
 from ..core import Result, Trace, Tuning, check_choice, check_in_range, check_int, grid_search, loglog_slope
-from ..viz import SliderStep, base_layout, color_for, convergence_figure, slider_figure
+from ..viz import Phase, SliderStep, base_layout, color_for, convergence_figure, slider_figure
 from ..widgets import Explorer, Slider
 from .riemannian_nonsmooth import (
     DPCP,
@@ -262,13 +262,32 @@ def dpcp_convergence_traces(seed: int = 0) -> list:
     return traces
 
 
-def dpcp_convergence_figure(seed: int = 0) -> go.Figure:
-    """The angle to b* against oracle calls for every method (log scale)."""
-    traces = dpcp_convergence_traces(seed)
+def dpcp_convergence_figure(traces: list) -> go.Figure:
+    """The angle to b* against oracle calls for every method (log scale), with RO2NC (G = 1)'s
+    travel and refinement phases (before and after it first comes within 5 deg)."""
+    n5 = traces[0].first_below("angle", 5.0) or SAMPLES
     return convergence_figure(traces, y="angle", x="samples", logy=True,
+                              phases=[Phase(0, n5, "travel (RO2NC, G = 1)"), Phase(n5, 2 * SAMPLES, "refinement")],
                               xaxis_title="oracle calls (subgradients, or function values for ZO)",
                               yaxis_title="angle to the normal b* (deg)",
                               title="DPCP on the sphere S^29: the angle to the normal, seed 0")
+
+
+def run_numbers(traces: list) -> dict[str, tuple]:
+    """The figures the text quotes from :func:`dpcp_convergence_traces` (name: (value, format))."""
+    final = [t["angle"][-1] for t in traces]
+    return {"run_n5": (traces[0].first_below("angle", 5.0) or SAMPLES, "{:.0f}"),
+            "run_tuned_n5": (traces[1].first_below("angle", 5.0) or SAMPLES, "{:.0f}"),
+            "run_ro2nc": (final[0], "{:.2f}"), "run_rsm": (final[2], "{:.2f}"),
+            "run_zo": (max(final[4:]), "{:.0f}"), "run_zo_min": (min(final[4:]), "{:.1f}")}
+
+
+def profile_numbers(profile: list[dict]) -> dict[str, tuple]:
+    """The figures the text quotes from :func:`goldstein_profile` (name: (value, format))."""
+    key = f"Goldstein estimate, delta={DELTA:g}"
+    at = {r["angle to b* (deg)"]: r[key] for r in profile}
+    return {"profile_max": (max(at.values()), "{:.2f}"), "profile_90": (at[90.0], "{:.3f}"),
+            "profile_5": (at[5.0], "{:.2f}")}
 
 
 def samples_figure(counts: dict) -> go.Figure:
@@ -287,6 +306,12 @@ def samples_figure(counts: dict) -> go.Figure:
                                      hovertemplate=f"{name}<br>1/eps %{{x:g}}: %{{y:.0f}} samples<extra></extra>"))
         fig.add_trace(go.Scatter(x=inv, y=med, mode="lines+markers", name=f"{name} (median)",
                                  line=dict(color=color_for(i), width=3)))
+        missed = [1.0 / e for e in EPS_GRID for v in rows[e] if not np.isfinite(v)]
+        if missed:
+            fig.add_trace(go.Scatter(x=missed, y=[CAP] * len(missed), mode="markers",
+                                     name=f"{name}: not there within {CAP:,} (drawn at the cap)".replace(",", " "),
+                                     marker=dict(color=color_for(i), size=11, symbol="x-thin-open",
+                                                 line=dict(width=2, color=color_for(i)))))
     # The bound's eps^-3, drawn through RSM's median at the largest eps (a slope, not a prediction).
     ref = float(np.median(counts["RSM"][EPS_GRID[0]]))
     fig.add_trace(go.Scatter(x=[1 / EPS_GRID[0], 1 / EPS_GRID[-1]],
@@ -577,6 +602,58 @@ EXPLORER_GOLDSTEIN = Explorer("13", "goldstein_ball", goldstein_figure, {
     "delta": Slider("Goldstein radius delta", list(GOLD_DELTAS), 0.04),
     "n_samples": Slider("sampled points", [5, 20, 200], 200),
 })
+
+
+# --------------------------------------------------------------------------- what the text quotes
+
+#: glue formats of the claims' measured values
+GLUE_FORMATS = {
+    "goldstein_output": {"ratio": "{:.2g}", "ratio_max": "{:.2g}", "goldstein_start": "{:.3f}",
+                         "certificate": "{:.3f}", "angle_deg_max": "{:.2f}"},
+    "samples_vs_rsm": {"ratio_001": "{:.2f}", "ratio_001_min": "{:.2f}", "ratio_001_max": "{:.2f}",
+                       "ratio_0005": "{:.2f}", "slope_ro2nc": "{:.2f}", "slope_rsm": "{:.2f}",
+                       "ro2nc_001": "{:.0f}", "rsm_001": "{:.0f}", "ro2nc_0005": "{:.0f}", "rsm_0005": "{:.0f}",
+                       "rsm_002": "{:.0f}", "G": "{:g}", "eta0": "{:g}", "goldstein_start_min": "{:.3f}"},
+    "zeroth_order": {"ratio": "{:.2g}", "ratio_max": "{:.2f}", "ratio_zo_rsgd": "{:.2g}",
+                     "angle_output_max": "{:.0f}", "angle_last": "{:.1f}", "T": "{:.0f}", "eta0_zo_rsgd": "{:g}"},
+}
+
+
+def _edge_note(tunings) -> str:
+    edges = [t.method for t in tunings if t.on_edge()]
+    return ("Every best setting lies inside its grid." if not edges
+            else "The best setting lies on the edge of its grid for: " + ", ".join(edges) + ".")
+
+
+def comparison_numbers(res) -> dict[str, tuple]:
+    """What the text quotes about the samples comparison (name: (value, format)): the rule's
+    parameters at the tuned G, the typical subgradient size and the certificate's noise, and what
+    the tuned G does at eps = 0.02 (seed 0's run: the median angle over its second half)."""
+    tr, ts = res.details["tunings"]
+    G = tr.best["G"]
+    p, rng = dpcp_problem(), np.random.default_rng(0)
+    g_typ = float(np.median([np.linalg.norm(p.stochastic_subgrad(dpcp_start(0), rng)) for _ in range(2000)]))
+    at_001, at_002 = theory_parameters(COUNT_EPS, DELTA, G), theory_parameters(0.02, DELTA, G)
+    counts_002 = np.asarray(res.details["counts"]["RO2NC"].get(0.02, [np.nan]), dtype=float)
+    rattle = ro2nc(p.fun, dpcp_start(0), p.stochastic_subgrad, manifold=Sphere(p.d), maxiter=CAP, rng=0,
+                   record_every=CHECK_EVERY, monitor=_monitor, **at_002)
+    return {"cmp_edge_note": (_edge_note((tr, ts)), None),
+            "cmp_T": (at_001["T"], "{:.0f}"), "cmp_D": (at_001["D"], "{:.4f}"),
+            "cmp_T_002": (at_002["T"], "{:.0f}"), "cmp_D_002": (at_002["D"], "{:.3f}"),
+            "g_typical": (g_typ, "{:.2f}"), "cert_noise": (g_typ / math.sqrt(at_001["T"]), "{:.2f}"),
+            "cmp_002_text": ("did not get there within 10 000 samples on any seed" if not np.isfinite(counts_002).any()
+                             else f"needed a median of {np.median(counts_002):.0f} samples", None),
+            "cmp_002_angle": (float(np.median(rattle.trace["angle"][len(rattle.trace) // 2:])), "{:.1f}")}
+
+
+def zero_order_numbers(res) -> dict[str, tuple]:
+    """What the text quotes about the zeroth-order claim: the seeds whose own output is not
+    stationary, and the ties of the tuning."""
+    zr, zs = res.details["tunings"]
+    bad = sum(zo_output_ratio("ZO-RO2NC", s, zr.best["T"]) > 0.1 for s in res.seeds)
+    ties = "; ".join(f"{t.method}: {int(np.sum(t.scores == t.best_score))} of {t.size} settings share the best score"
+                     for t in (zr, zs))
+    return {"zo_bad": (bad, "{:.0f}"), "zo_ties": (ties, None), "zo_edge_note": (_edge_note((zr, zs)), None)}
 
 
 # --------------------------------------------------------------------------- claims
