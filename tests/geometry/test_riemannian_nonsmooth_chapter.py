@@ -108,3 +108,22 @@ def test_explorers_answer_and_reject_bad_input():
         ch.playground_traces(ch.PLAY_STEPS + 1)
     with pytest.raises(ValueError, match="s must lie"):
         ch.one_step_figure(s=1.5)
+
+
+def test_numbers_the_text_quotes():
+    from optbook.core import Trace
+
+    def trace(angles):
+        t = Trace("m")
+        for k, a in enumerate(angles):
+            t.record(iteration=k, objective=0.0, samples=100.0 * k, angle=a)
+        return t
+
+    traces = [trace([80, 40, 4, 0.5]), trace([80, 3, 1, 1]), trace([80, 2, 0.3, 0.2]), trace([80, 50, 9, 0.1]),
+              trace([80, 70, 60, 8]), trace([80, 60, 30, 3.5])]
+    n = ch.run_numbers(traces)
+    assert n["run_n5"][0] == 2 and n["run_tuned_n5"][0] == 1       # first rows below 5 deg
+    assert (n["run_rsm"][0], n["run_rsgd"][0], n["run_zo"][0], n["run_zo_min"][0]) == (0.2, 0.1, 8, 3.5)
+    rows = [{"angle to b* (deg)": a, "Goldstein estimate, delta=0.05": g} for a, g in ((5.0, 0.08), (90.0, 0.03))]
+    assert ch.profile_numbers(rows) == {"profile_max": (0.08, "{:.2f}"), "profile_90": (0.03, "{:.3f}"),
+                                        "profile_5": (0.08, "{:.2f}")}

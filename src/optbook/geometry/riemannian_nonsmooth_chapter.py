@@ -278,7 +278,8 @@ def run_numbers(traces: list) -> dict[str, tuple]:
     final = [t["angle"][-1] for t in traces]
     return {"run_n5": (traces[0].first_below("angle", 5.0) or SAMPLES, "{:.0f}"),
             "run_tuned_n5": (traces[1].first_below("angle", 5.0) or SAMPLES, "{:.0f}"),
-            "run_ro2nc": (final[0], "{:.2f}"), "run_rsm": (final[2], "{:.2f}"),
+            "run_ro2nc": (final[0], "{:.2f}"), "run_tuned": (final[1], "{:.1f}"), "run_rsm": (final[2], "{:.2f}"),
+            "run_rsgd": (final[3], "{:.2f}"),
             "run_zo": (max(final[4:]), "{:.0f}"), "run_zo_min": (min(final[4:]), "{:.1f}")}
 
 
