@@ -155,11 +155,11 @@ def test_glued_text_survives_myst_nb_reading_it_back(monkeypatch):
         assert format_plain_text(repr(stored[f"k{k}"]), "s") == text
 
 
-def test_book_renderer_emits_a_bare_div(monkeypatch):
+def test_book_renderer_emits_a_figure_without_plotly_js(monkeypatch):
     bundle = BookRenderer().to_mimebundle(go.Figure(go.Scatter(y=[1, 2])).to_dict())
     html = bundle["text/html"]
     assert list(bundle) == ["text/html"]
-    assert "<div" in html and "Plotly.newPlot" in html
+    assert "<figure" in html and 'class="optbook-plot plotly-graph-div"' in html and "<figcaption" in html
     assert "cdn.plot.ly" not in html and "mathjax" not in html.lower() and len(html) < 20_000
     monkeypatch.setenv("OPTBOOK_BUILD", "1")
     before = pio.renderers.default
