@@ -127,3 +127,11 @@ def test_numbers_the_text_quotes():
     rows = [{"angle to b* (deg)": a, "Goldstein estimate, delta=0.05": g} for a, g in ((5.0, 0.08), (90.0, 0.03))]
     assert ch.profile_numbers(rows) == {"profile_max": (0.08, "{:.2f}"), "profile_90": (0.03, "{:.3f}"),
                                         "profile_5": (0.08, "{:.2f}")}
+
+
+def test_theory_budget_is_the_o2nc_formula():
+    b = ch.theory_budget(seeds=(0,))
+    p = ch.dpcp_problem()
+    gap = p.fun(ch.dpcp_start(0)) - p.fun(p.b_star)
+    assert b["delta_f"] == pytest.approx(gap) and gap > 0
+    assert b["samples"] == pytest.approx(8 * gap / (ch.DELTA * ch.BOUND_EPS ** 3))

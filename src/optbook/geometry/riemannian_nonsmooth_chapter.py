@@ -2,9 +2,9 @@
 themselves are in :mod:`optbook.geometry.riemannian_nonsmooth`.
 
 The experiments run on dual principal component pursuit (DPCP) on S^29 with minibatches of 8
-rows, from random starts. Three settings of RO2NC appear: the theory's rule with the a-priori
+rows, from random starts. RO2NC appears in two settings: the theory's rule with the a-priori
 bound G = 1 (every minibatch subgradient averages unit vectors, so its norm is at most 1), and
-the rule with G tuned on held-out seeds; ZO-RO2NC with its window tuned.
+the rule with G tuned on held-out seeds. ZO-RO2NC runs on a d = 10 instance with its window tuned.
 """
 from __future__ import annotations
 
@@ -140,6 +140,15 @@ def zo_rsgd_run(seed: int, eta0: float, problem: str = "zo") -> Result:
                 else (dpcp_problem(), dpcp_start(seed), SAMPLES))
     return zo_rsgd(p.fun, x0, p.fun_sample, manifold=Sphere(p.d), eta0=eta0, mu=ZO_MU, schedule="constant",
                    maxiter=n, rng=seed, monitor=lambda x: {"angle": p.angle_deg(x)})
+
+
+def theory_budget(seeds=CLAIM_SEEDS, G: float = BOUND_G, eps: float = BOUND_EPS, delta: float = DELTA) -> dict:
+    """Our reading of the Euclidean O2NC budget: windows of T = 4 G^2/eps^2 (window noise <= eps/2)
+    and K = 2 Delta_F/(delta eps) of them (decrease term <= eps/2), N = K T = 8 Delta_F G^2/(delta eps^3),
+    with Delta_F = f(x0) - f(b*) (median over the claim's starts)."""
+    p = dpcp_problem()
+    gap = float(np.median([p.fun(dpcp_start(s)) - p.fun(p.b_star) for s in seeds]))
+    return {"delta_f": gap, "samples": 8.0 * gap * G ** 2 / (delta * eps ** 3)}
 
 
 def goldstein_profile(angles_deg=(0.5, 1, 2, 5, 10, 20, 45, 70, 90), delta: float = DELTA) -> list[dict]:
@@ -663,8 +672,8 @@ def zero_order_numbers(res) -> dict[str, tuple]:
 @claim("13", "RO2NC's output is Goldstein-stationary: the measure falls tenfold from the start",
        kind="reproduction",
        paper="RO2NC returns a Riemannian (delta, eps)-Goldstein stationary point after O(eps^-3 delta^-1) "
-             "stochastic subgradients (with the Euclidean O2NC constants, G = 1, eps = 0.1 and delta = 0.05 "
-             "need about 16 000 here)",
+             "stochastic subgradients (no constants given; our reading of the Euclidean O2NC analysis puts "
+             "the budget for G = 1, eps = 0.1, delta = 0.05 below the 20 000 used here: theory_budget)",
        expect="median over 5 seeds of Goldstein(output) / Goldstein(start) <= 0.1 (delta = 0.05, estimated with "
               "200 sampled points; RO2NC with the theory's rule for G = 1, eps = 0.1: T = 100, D = 5e-4, "
               "eta = 5e-5; 20 000 minibatch subgradients; the start already meets eps = 0.1, so the threshold "
