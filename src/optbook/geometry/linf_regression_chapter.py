@@ -14,7 +14,16 @@ from plotly.subplots import make_subplots
 from ..claims import Criterion, Measured, claim
 from ..core import Result, Tuning, check_choice, check_int, grid_search
 from ..core.threads import one_blas_thread
-from ..viz import SliderStep, base_layout, color_for, convergence_figure, slider_figure, tuning_figure
+from ..viz import (
+    Phase,
+    SliderStep,
+    base_layout,
+    color_for,
+    convergence_figure,
+    phase_layout,
+    slider_figure,
+    tuning_figure,
+)
 from ..widgets import Explorer, Slider, Toggle
 from .linf_regression import (
     _leverages,
@@ -125,7 +134,7 @@ def claim_lewis_solves(fast: bool = False, control: bool = False) -> Measured:
                    budget=a.floor_budget, uniform_budget=u.floor_budget)
         if not control:
             lev = floor_run(seed, "leverage", eta_l, True, n)
-            row["leverage_ratio"] = lev.solves / u.solves
+            row.update(leverage_ratio=lev.solves / u.solves, leverage_budget=lev.floor_budget)
         rows.append(row)
     ratios = np.array([r["ratio"] for r in rows])
     med = lambda key: float(np.median([r[key] for r in rows]))  # noqa: E731
@@ -137,7 +146,7 @@ def claim_lewis_solves(fast: bool = False, control: bool = False) -> Measured:
               "all_certified": all(r["certified"] for r in rows), "n": n,
               "uniform_capped": sum(not r["uniform_certified"] for r in rows)}
     if not control:
-        values["leverage_ratio_median"] = med("leverage_ratio")
+        values.update(leverage_ratio_median=med("leverage_ratio"), leverage_budget_median=med("leverage_budget"))
     what = f"uniform (η = {eta_l:g})" if control else "Lewis"
     return Measured(values, criteria=[Criterion("ratio_median", "<=", 0.75)], seeds=seeds, details=rows,
                     precondition=values["uniform_width_median"] > 2.0,
@@ -145,56 +154,89 @@ def claim_lewis_solves(fast: bool = False, control: bool = False) -> Measured:
                             f"widths {values['width_median']:.1f} vs {values['uniform_width_median']:.0f}")
 
 
-def floor_figure(seed: int = 0, fast: bool = False) -> go.Figure:
-    """One claim instance: the certified gap U_t/L_t - 1 (left) and the realised width rho_t (right)
-    against linear solves, for the Lewis floor, the uniform floor and the Lewis weights shuffled
-    across rows (the same floor mass, not aligned with the geometry), each at its tuned step."""
+def floor_summary(seed: int = 0, fast: bool = False) -> dict[str, str]:
+    """The numbers the text quotes about one claim instance, formatted: solves, largest width and
+    status of each floor at its tuned step, and of the Lewis weights shuffled across the rows (the
+    same floor mass, not aligned with the geometry) at either floor's step."""
     seed = check_int(seed, "seed")
     tuning_seeds, n = _floor_setting(fast)
     tl, tu = floor_tuning(tuning_seeds, n)
-    eta = {"lewis": tl.best["eta"], "uniform": tu.best["eta"], "shuffled": tl.best["eta"]}
+    eta_l, eta_u = tl.best["eta"], tu.best["eta"]
+    out = {"eta_lewis": f"{eta_l:g}", "eta_uniform": f"{eta_u:g}"}
+    for key, f, eta in (("lewis", "lewis", eta_l), ("uniform", "uniform", eta_u),
+                        ("shuffled_at_lewis_eta", "shuffled", eta_l), ("shuffled_at_uniform_eta", "shuffled", eta_u)):
+        r = floor_run(seed, f, eta, True, n)
+        out[f"{key}_solves"] = f"{r.solves:d}"
+        out[f"{key}_width"] = f"{r.max_rho:,.0f}"
+        out[f"{key}_status"] = (f"certified after {r.solves} solves" if r.success
+                                else f"not certified after {FLOOR_CAP} iterations")
+    return out
+
+
+def floor_figure(seed: int = 0, fast: bool = False) -> go.Figure:
+    """One claim instance: the certified gap U_t/L_t - 1 (left, with the two phases of the Lewis
+    run shaded) and the largest realised width so far, max_{s <= t} rho_s (right), against linear
+    solves, for the Lewis floor and the uniform floor, each at its tuned step."""
+    seed = check_int(seed, "seed")
+    tuning_seeds, n = _floor_setting(fast)
+    tl, tu = floor_tuning(tuning_seeds, n)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12)
-    for i, f in enumerate(("lewis", "uniform", "shuffled")):
-        res = floor_run(seed, f, eta[f], True, n)
-        tr = res.trace.thinned(400)
-        x = tr["solves"] + res.charged
-        name = f"{FLOOR_LABELS[f]} (η = {eta[f]:g})"
-        style = dict(color=color_for(i), width=2, dash="dot" if f == "shuffled" else "solid")
+    for i, (f, eta) in enumerate((("lewis", tl.best["eta"]), ("uniform", tu.best["eta"]))):
+        res = floor_run(seed, f, eta, True, n)
+        tr = res.trace
+        x = tr["solves"]
+        name = f"{FLOOR_LABELS[f]} (η = {eta:g})"
+        style = dict(color=color_for(i), width=2.2)
         fig.add_scatter(x=x, y=np.maximum(tr.objective / tr["lower"] - 1, 1e-6), mode="lines", name=name,
                         line=style, legendgroup=f, row=1, col=1)
-        fig.add_scatter(x=x, y=np.maximum(tr["rho"], 1e-3), mode="lines", name=name, line=style, legendgroup=f,
-                        showlegend=False, row=1, col=2)
-    fig.add_hline(y=FLOOR_EPS, line=dict(color="#555", dash="dash"), annotation_text="ε (stop)", row=1, col=1)
-    base_layout(fig, height=450, logy=True)
+        fig.add_scatter(x=x, y=np.maximum.accumulate(np.maximum(tr["rho"], 1e-3)), mode="lines", name=name,
+                        line=dict(style, shape="hv"), legendgroup=f, showlegend=False, row=1, col=2)
+        if f == "lewis":
+            # the upper bound's work is done once U_t is within (1 + eps) of its final value
+            k = int(np.argmax(tr.objective <= tr.objective[-1] * (1 + FLOOR_EPS)))
+            phases = [Phase(x[0], x[k], "U_t falls"), Phase(x[k], x[-1], "L_t climbs")]
+    fig.update_layout(**phase_layout(phases, logx=True))
+    fig.add_hline(y=FLOOR_EPS, line=dict(color="#555", dash="dash"), annotation_text="ε (stop)",
+                  annotation_position="bottom left", row=1, col=1)
+    base_layout(fig, height=450, logy=True, logx=True)
     fig.update_xaxes(title_text="linear-system solves (weights included)")
+    fig.update_yaxes(dtick=1)
     fig.update_yaxes(title_text="certified gap U_t / L_t − 1", row=1, col=1)
-    fig.update_yaxes(title_text="realised width ρ_t = max_i r_i² / U_t²", row=1, col=2)
+    fig.update_yaxes(title_text="largest width so far, max ρ_s", row=1, col=2)
     return fig
 
 
 SWEEP_NS = (1000, 2000, 4000, 8000)
+SWEEP_SEEDS = (0, 1, 2)
 
 
-def solves_vs_n_figure(seed: int = 0, eta: float = 1.0, ns: tuple[int, ...] = SWEEP_NS) -> go.Figure:
+def solves_vs_n_figure(eta: float = 1.0, ns: tuple[int, ...] = SWEEP_NS,
+                       seeds: tuple[int, ...] = SWEEP_SEEDS) -> go.Figure:
     """Left: solves to a certified eps = 0.003 fit against n for both floors on the coherent and
-    the Gaussian design (eta = 1, a step that converges on both). Right: the floor's leverage
-    budget S in the certified width bound (1 + sqrt(S/eps))^2."""
-    seed = check_int(seed, "seed")
+    the Gaussian design (eta = 1, a step that converges on both; median over seeds, bars from the
+    smallest to the largest). Right: the floor's leverage budget S in the certified width bound
+    (1 + sqrt(S/eps))^2 (median)."""
     ns = tuple(check_int(n, "ns", minimum=FLOOR_D) for n in ns)
+    seeds = tuple(check_int(s, "seeds") for s in seeds)
+    if not seeds:
+        raise ValueError("seeds must not be empty")
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12)
     for coherent in (True, False):
         for i, f in enumerate(("lewis", "uniform")):
-            runs = [floor_run(seed, f, eta, coherent, n) for n in ns]
+            runs = [[floor_run(s, f, eta, coherent, n) for s in seeds] for n in ns]
+            solves = np.array([[r.solves for r in row] for row in runs], dtype=float)
+            med = np.median(solves, axis=1)
             name = f"{FLOOR_LABELS[f]}, {'coherent' if coherent else 'Gaussian'}"
             style = dict(color=color_for(i), dash="solid" if coherent else "dash", width=2.2)
-            fig.add_scatter(x=ns, y=[r.solves for r in runs], mode="lines+markers", name=name, line=style,
-                            legendgroup=name, row=1, col=1)
-            fig.add_scatter(x=ns, y=[r.floor_budget for r in runs], mode="lines+markers", name=name, line=style,
-                            legendgroup=name, showlegend=False, row=1, col=2)
-    base_layout(fig, height=450, logx=True, logy=True)
-    fig.update_xaxes(title_text="rows n (d = 10)")
-    fig.update_yaxes(title_text=f"solves to a certified ε = {FLOOR_EPS:g}", row=1, col=1)
-    fig.update_yaxes(title_text="leverage budget S of the floor", row=1, col=2)
+            fig.add_scatter(x=ns, y=med, mode="lines+markers", name=name, line=style, legendgroup=name,
+                            error_y=dict(type="data", symmetric=False, array=solves.max(axis=1) - med,
+                                         arrayminus=med - solves.min(axis=1), width=3), row=1, col=1)
+            fig.add_scatter(x=ns, y=[np.median([r.floor_budget for r in row]) for row in runs], mode="lines+markers",
+                            name=name, line=style, legendgroup=name, showlegend=False, row=1, col=2)
+    base_layout(fig, height=470, logx=True)
+    fig.update_xaxes(title_text="rows n (d = 10)", tickvals=list(ns), ticktext=[f"{n:,}" for n in ns])
+    fig.update_yaxes(title_text=f"solves to a certified ε = {FLOOR_EPS:g}", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="leverage budget S of the floor", type="log", row=1, col=2)
     return fig
 
 
@@ -202,8 +244,8 @@ def solves_vs_n_figure(seed: int = 0, eta: float = 1.0, ns: tuple[int, ...] = SW
 
 RACE_N, RACE_D, RACE_EPS, RACE_CONTROL_EPS = 10_000, 10, 0.05, 0.001
 RACE_N_FAST = 2000
-#: An IRLS run stopped here has not certified; 500 solves cost more than any LP solve here.
-RACE_CAP = 500
+#: An IRLS run stopped here has not certified; 300 solves cost more CPU than either LP solver here.
+RACE_CAP = 300
 RACE_TUNING_SEEDS = (300, 301)
 IRLS, LAWSON, HIGHS, CVXPY = "MWU-IRLS (Lewis floor)", "Lawson IRLS", "HiGHS (scipy linprog)", "cvxpy"
 CVXPY_SETTINGS = ("Clarabel", "Clarabel, tolerance ε/4", "HiGHS ds via cvxpy", "HiGHS ipm via cvxpy")
@@ -298,7 +340,7 @@ def race_tuning_figure(fast: bool = False) -> go.Figure:
               "2 held-out instances: median over 5 instances of CPU-seconds(cvxpy, best setting) / "
               "CPU-seconds(MWU-IRLS to its certificate) >= 3, and every IRLS run certified",
        control="the same race with the accuracy slack removed: ε = 0.001 for every solver (the IRLS in its "
-               "pure multiplicative-weights phase, capped at 500 solves)",
+               "pure multiplicative-weights phase, capped at 300 solves)",
        name="speed_vs_cvx")
 def claim_speed_vs_cvx(fast: bool = False, control: bool = False) -> Measured:
     seeds = CLAIM_SEEDS[:2] if fast else CLAIM_SEEDS
@@ -306,27 +348,30 @@ def claim_speed_vs_cvx(fast: bool = False, control: bool = False) -> Measured:
     tunings = race_tuning(tuning_seeds, n)
     best = {t.method: tuple(sorted(t.best.items())) for t in tunings}
     eps = RACE_CONTROL_EPS if control else RACE_EPS
+    # the control races the IRLS against cvxpy only: the other two are context, not the criterion
+    methods = (IRLS, CVXPY) if control else tuple(RACE_GRIDS)
     rows = []
     for seed in seeds:
-        runs = {m: race_run(m, best[m], seed, eps, n) for m in RACE_GRIDS}
+        runs = {m: race_run(m, best[m], seed, eps, n) for m in methods}
         rows.append(dict(seed=seed, **{f"{m} {k}": v for m, r in runs.items() for k, v in r.items()}))
     col = lambda m, k: np.array([r[f"{m} {k}"] for r in rows], dtype=float)  # noqa: E731
+    ms = lambda m: 1e3 * float(np.median(col(m, "cpu")))  # noqa: E731
     ratio = col(CVXPY, "cpu") / col(IRLS, "cpu")
     values = {"cvxpy_over_irls": float(np.median(ratio)), "cvxpy_over_irls_min": float(ratio.min()),
               "cvxpy_over_irls_max": float(ratio.max()),
-              "highs_over_irls": float(np.median(col(HIGHS, "cpu") / col(IRLS, "cpu"))),
-              "cvxpy_over_lawson": float(np.median(col(CVXPY, "cpu") / col(LAWSON, "cpu"))),
               "wall_cvxpy_over_irls": float(np.median(col(CVXPY, "wall") / col(IRLS, "wall"))),
-              "irls_ms": 1e3 * float(np.median(col(IRLS, "cpu"))), "lawson_ms": 1e3 * float(np.median(col(LAWSON, "cpu"))),
-              "highs_ms": 1e3 * float(np.median(col(HIGHS, "cpu"))), "cvxpy_ms": 1e3 * float(np.median(col(CVXPY, "cpu"))),
-              "irls_solves": float(np.median(col(IRLS, "solves"))), "irls_accuracy": float(np.median(col(IRLS, "accuracy"))),
-              "irls_certified": float(np.mean(col(IRLS, "ok"))), "lawson_certified": float(np.mean(col(LAWSON, "ok"))),
+              "irls_ms": ms(IRLS), "cvxpy_ms": ms(CVXPY), "irls_solves": float(np.median(col(IRLS, "solves"))),
+              "irls_accuracy": float(np.median(col(IRLS, "accuracy"))), "irls_certified": float(np.mean(col(IRLS, "ok"))),
               "n": n, "eps": eps}
+    summary = (f"ε = {eps:g}: cvxpy/IRLS CPU time {values['cvxpy_over_irls']:.1f}x ({ratio.min():.1f}-{ratio.max():.1f}), "
+               f"{values['irls_certified']:.0%} certified")
+    if not control:
+        values.update(highs_over_irls=float(np.median(col(HIGHS, "cpu") / col(IRLS, "cpu"))),
+                      cvxpy_over_lawson=float(np.median(col(CVXPY, "cpu") / col(LAWSON, "cpu"))),
+                      lawson_ms=ms(LAWSON), highs_ms=ms(HIGHS), lawson_certified=float(np.mean(col(LAWSON, "ok"))))
+        summary += f"; HiGHS/IRLS {values['highs_over_irls']:.1f}x, cvxpy/Lawson {values['cvxpy_over_lawson']:.0f}x"
     return Measured(values, criteria=[Criterion("cvxpy_over_irls", ">=", 3.0), Criterion("irls_certified", ">=", 1.0)],
-                    seeds=seeds, details=rows,
-                    summary=f"ε = {eps:g}: cvxpy/IRLS CPU time {values['cvxpy_over_irls']:.1f}x "
-                            f"({ratio.min():.1f}-{ratio.max():.1f}), {values['irls_certified']:.0%} certified; "
-                            f"HiGHS/IRLS {values['highs_over_irls']:.1f}x, cvxpy/Lawson {values['cvxpy_over_lawson']:.0f}x")
+                    seeds=seeds, details=rows, summary=summary)
 
 
 TRADEOFF_EPS = (0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001)
@@ -356,7 +401,13 @@ def tradeoff_runs(seed: int = 0, fast: bool = False) -> dict:
     curves["MWU-IRLS + exchange phase (default below 10⁻³)"] = polished
     flat = {m: race_run(m, tunings[m], seed, RACE_EPS, n) for m in (HIGHS, CVXPY)}
     flat["cvxpy (Clarabel, default)"] = race_run(CVXPY, (("setting", "Clarabel"),), seed, RACE_EPS, n)
-    return dict(curves=curves, flat=flat, settings=tunings, n=n)
+    # the smallest eps down to which the IRLS (eta = 1) certifies faster than HiGHS at every eps
+    fastest = np.nan
+    for e, r in curves["MWU-IRLS, Lewis floor (η = 1)"]:
+        if not (r["ok"] and r["cpu"] < flat[HIGHS]["cpu"]):
+            break
+        fastest = e
+    return dict(curves=curves, flat=flat, settings=tunings, n=n, irls_beats_highs_down_to=fastest)
 
 
 def tradeoff_figure(seed: int = 0, fast: bool = False) -> go.Figure:
@@ -369,15 +420,18 @@ def tradeoff_figure(seed: int = 0, fast: bool = False) -> go.Figure:
         fig.add_scatter(x=eps, y=[r["cpu"] for _, r in pts], mode="lines+markers", name=name,
                         line=dict(color=color_for(i), width=2.2, dash="dot" if "exchange" in name else "solid"),
                         marker=dict(size=9, symbol=["circle" if r["ok"] else "circle-open" for _, r in pts]))
+    span = [min(TRADEOFF_EPS + POLISHED_EPS), max(TRADEOFF_EPS + POLISHED_EPS)]
     for j, (name, r) in enumerate(data["flat"].items()):
-        label = f"{name} (tuned)" if name in (HIGHS, CVXPY) else name
-        fig.add_hline(y=r["cpu"], line=dict(color=color_for(4 + j), dash="dash"),
-                      annotation_text=label, annotation_position="bottom left")
+        label = f"{name} (tuned, exact)" if name in (HIGHS, CVXPY) else f"{name}, exact"
+        fig.add_scatter(x=span, y=[r["cpu"]] * 2, mode="lines", name=label,
+                        line=dict(color=color_for(4 + j), dash="dash", width=1.8))
     fig.add_vline(x=RACE_EPS, line=dict(color="#999", dash="dot"), annotation_text="ε of the claim",
                   annotation_position="top right")
-    base_layout(fig, logx=True, logy=True, height=480, xaxis_title="requested (certified) accuracy ε",
+    base_layout(fig, logx=True, logy=True, height=520, xaxis_title="requested (certified) accuracy ε",
                 yaxis_title="CPU seconds (one run)")
-    fig.update_xaxes(autorange="reversed")
+    # accuracy grows to the right: a reversed log axis (plotly takes its range in log10 units)
+    fig.update_xaxes(range=[np.log10(2 * span[1]), np.log10(span[0] / 2)])
+    fig.update_yaxes(dtick=1)
     return fig
 
 
