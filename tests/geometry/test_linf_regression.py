@@ -184,6 +184,11 @@ def test_floor_budgets():
     # a custom floor: the leverage scores themselves
     lev = L.mwu_irls(A, b, floor=L.leverage_scores(A))
     assert lev.success and lev.lewis_solves == 0
+    # a floor on fewer rows than columns bounds nothing, but the certificate still stops the run
+    thin = np.zeros(2000)
+    thin[:3] = 1.0
+    res = L.mwu_irls(A, b, floor=thin, eps=0.05)
+    assert res.success and res.floor_budget == np.inf and res.width_bound == np.inf
 
 
 def test_theory_step_also_certifies():

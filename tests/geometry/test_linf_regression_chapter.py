@@ -52,12 +52,12 @@ def test_figures_build():
     assert len(ch.line_fit_figure(3.0, 0.1, False, 2).data) == 6
     assert len(ch.line_fit_slider_figure().frames) >= 3
     fig = ch.floor_figure(0, fast=True)
-    assert len(fig.data) == 4 and len(fig.layout.shapes) == 3  # two phases and the eps line
+    assert len(fig.data) == 5 and len(fig.layout.shapes) == 2  # two runs twice, the eps line; two phases
     summary = ch.floor_summary(0, fast=True)
     assert int(summary["lewis_solves"]) < int(summary["uniform_solves"])
     assert len(ch.solves_vs_n_figure(ns=(500, 1000), seeds=(0, 1)).data) == 8
     fig = ch.tradeoff_figure(0, fast=True)
-    assert len(fig.data) == 6 and len(fig.layout.shapes) == 1
+    assert len(fig.data) == 7
     assert len(ch.floor_tuning_figure(fast=True).data) == 6
     assert len(ch.race_tuning_figure(fast=True).data) == 12
     assert len(ch.qsc_figure().data) == 3

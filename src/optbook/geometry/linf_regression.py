@@ -262,8 +262,14 @@ def width_bound(total_floor: float, eps: float) -> float:
 
 def _floor_budget(Q: np.ndarray, tau: np.ndarray) -> float:
     """S = sum(tau) * max_i q_i^T (Q^T T Q)^{-1} q_i: the leverage budget of a floor along tau
-    (kappa r for Lewis overestimates, n * max leverage for the uniform floor)."""
-    return float(tau.sum() * _leverages(Q, tau).max())
+    (kappa r for Lewis overestimates, n * max leverage for the uniform floor); infinite when the
+    floor's support does not span the column space (then it bounds nothing)."""
+    try:
+        with np.errstate(all="ignore"):
+            lev = _leverages(Q, tau)
+    except np.linalg.LinAlgError:  # an exactly singular R factor
+        return np.inf
+    return float(tau.sum() * np.max(lev)) if np.all(np.isfinite(lev)) else np.inf
 
 
 def mwu_irls(
@@ -328,8 +334,8 @@ def mwu_irls(
         fun = float(np.max(np.abs(c)))
         tr.record(objective=fun, lower=fun, rho=1.0, solves=1)
         return Result(x=red.x0, fun=fun, lower=fun, nit=0, success=True, trace=tr, solves=1, lewis_solves=0,
-                      floor_budget=0.0, width_bound=1.0, max_rho=1.0, exchange_rounds=0, seconds=time.perf_counter() - t0,
-                      message="the constraints fix the residual")
+                      floor_budget=0.0, width_bound=1.0, max_rho=1.0, exchange_rounds=0,
+                      seconds=time.perf_counter() - t0, message="the constraints fix the residual")
     eps_mw = max(eps, POLISH_FROM) if polish else eps
     pre = 1  # the reduction: one factorisation of A
     if floor == "lewis":
@@ -338,7 +344,7 @@ def mwu_irls(
     elif floor == "uniform":
         tau = np.ones(n)
     budget = _floor_budget(Q, tau)
-    bound = width_bound(budget, eps_mw)
+    bound = float((1.0 + np.sqrt(budget / eps_mw)) ** 2)
     floor_p = tau / tau.sum()
     log_p = np.zeros(n)
     lower, upper = 0.0, np.inf
@@ -382,8 +388,7 @@ def mwu_irls(
     solves = int(tr["solves"][-1])
     return Result(x=red.x(y_best), fun=upper, lower=lower, nit=it, success=success, message=message, trace=tr,
                   solves=solves, lewis_solves=pre - 1, floor_budget=budget, width_bound=bound, max_rho=max_rho,
-                  exchange_rounds=rounds,
-                  seconds=seconds)
+                  exchange_rounds=rounds, seconds=seconds)
 
 
 # --------------------------------------------------------------------------- the exchange phase
@@ -436,7 +441,8 @@ def _exchange(red: _Reduced, eps: float, rows: np.ndarray, lower: float, upper: 
         if upper <= (1.0 + eps) * lower:
             success = True
             break
-        out = np.setdiff1d(np.argsort(-np.abs(res))[: len(S) + r_dim + 1], S)[: r_dim + 1]
+        order = np.argsort(-np.abs(res))
+        out = order[~np.isin(order, S)][: r_dim + 1]  # the most violated rows not yet in S
         if out.size == 0:  # every row is in S already: the LP was the whole problem
             break
         S = np.union1d(S, out)
