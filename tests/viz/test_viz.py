@@ -1,3 +1,5 @@
+import importlib
+
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -141,11 +143,23 @@ def test_glue_formats_and_is_a_no_op_outside_a_kernel():
         glue_claim(_result(), formats={"zzz": "{:g}"})
 
 
-def test_book_renderer_emits_a_bare_div(monkeypatch):
+def test_glued_text_survives_myst_nb_reading_it_back(monkeypatch):
+    """myst-nb's {glue:text} literal_evals the stored text/plain: "1.000" must not become "1.0"."""
+    from myst_nb.core.variables import format_plain_text
+
+    glue_module = importlib.import_module("optbook.viz.glue")   # optbook.viz.glue is also the function
+    stored = {}
+    monkeypatch.setattr(glue_module, "_myst_glue", lambda: lambda name, value, display: stored.update({name: value}))
+    for k, (value, fmt) in enumerate(((1.0, "{:.3f}"), (2.5, "{:.2f}"), (0.004, "{:+.3f}"), ("reproduces", None))):
+        text = glue_module.glue(f"k{k}", value, fmt)
+        assert format_plain_text(repr(stored[f"k{k}"]), "s") == text
+
+
+def test_book_renderer_emits_a_figure_without_plotly_js(monkeypatch):
     bundle = BookRenderer().to_mimebundle(go.Figure(go.Scatter(y=[1, 2])).to_dict())
     html = bundle["text/html"]
     assert list(bundle) == ["text/html"]
-    assert "<div" in html and "Plotly.newPlot" in html
+    assert "<figure" in html and 'class="optbook-plot plotly-graph-div"' in html and "<figcaption" in html
     assert "cdn.plot.ly" not in html and "mathjax" not in html.lower() and len(html) < 20_000
     monkeypatch.setenv("OPTBOOK_BUILD", "1")
     before = pio.renderers.default

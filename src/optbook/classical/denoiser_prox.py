@@ -10,44 +10,52 @@ gradient descent with step 1/L_{sigma_k} on the smoothed objectives
 F_sigma(x) = 1/2 ||y - x||^2 - tau log p_sigma(x) (p_sigma = p * N(0, sigma^2 I)), and converges
 to the prox at rate O(log k / k) whatever the conditioning of the prior (Theorem 1).
 
-This module holds priors with exact MMSE denoisers (Gaussian, Laplace in closed form; separable
-priors such as log-cosh by quadrature), the averaging scheme and its broken-schedule variants,
-naive gradient descent on F, the Theorem-1 bound, the cached experiments the chapter plots, its
-figure builders and live explorers, and the registered claims.
+This module is what a user imports: priors with exact MMSE denoisers (Gaussian and Laplace in
+closed form, separable priors such as log-cosh by quadrature), the averaging scheme, its
+baselines (naive and accelerated gradient descent on F, fixed-sigma plug-and-play averaging),
+inexact denoisers, and the Theorem-1 bound. The book's experiments, figures and claims live in
+:mod:`optbook.classical.denoiser_prox_chapter`.
 """
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from functools import lru_cache
 
 import numpy as np
-import plotly.graph_objects as go
-from scipy.optimize import brentq
 from scipy.special import log_ndtr, logsumexp
 
-from ..claims import Measured, claim
 from ..core import (
     RngLike,
     Result,
     Trace,
     as_rng,
+    check_choice,
     check_in_range,
     check_int,
     check_positive,
+    check_real,
     check_spd,
     check_vector,
-    loglog_slope,
     random_orthogonal,
-    thin_indices,
 )
-from ..viz import Phase, SliderStep, base_layout, color_for, landscape_figure, phase_layout, slider_figure
-from ..widgets import Explorer, Slider
 
 Denoiser = Callable[[np.ndarray, float], np.ndarray]
 Score = Callable[[np.ndarray], np.ndarray]
 
 # --------------------------------------------------------------------------- priors
+
+
+def _check_points(x, dim: int, name: str = "x") -> np.ndarray:
+    """A finite float array whose last axis has length ``dim`` (batched evaluation points)."""
+    try:
+        x = np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be an array of numbers") from err
+    if x.ndim == 0 or x.shape[-1] != dim or x.size == 0:
+        raise ValueError(f"{name} must be a non-empty array with last axis {dim}, got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{name} must be finite (found NaN or inf)")
+    return x
 
 
 class Prior(ABC):
@@ -56,7 +64,8 @@ class Prior(ABC):
     Subclasses implement ``log_density(x, sigma)`` (log p_sigma, batched over leading axes),
     ``denoise(z, sigma)`` (MMSE_sigma), ``score(x)`` (grad log p) and ``prox(y, tau)``.
     ``lipschitz`` is L, the smoothness of -log p (inf when nonsmooth); ``third_derivative_bound``
-    is M in Theorem 1 (0 for a Gaussian, inf when it does not exist).
+    is M in Theorem 1: sup_x of the Frobenius norm of the third-derivative tensor of log p
+    (0 for a Gaussian, inf when it does not exist).
     """
 
     dim: int
@@ -96,7 +105,8 @@ class GaussianPrior(Prior):
     """p = N(mean, cov): denoiser, smoothed density and prox in closed form (M = 0).
 
     MMSE_sigma(z) = m + cov (cov + sigma^2 I)^{-1} (z - m), prox_{-tau log p}(y) =
-    m + cov (cov + tau I)^{-1} (y - m); computed in the eigenbasis of cov.
+    m + cov (cov + tau I)^{-1} (y - m); computed in the eigenbasis of cov. The prox is the
+    denoiser at sigma^2 = tau: for a Gaussian one denoiser call gives the answer exactly.
     """
 
     name = "Gaussian"
@@ -114,9 +124,7 @@ class GaussianPrior(Prior):
         return self.mean + ((v - self.mean) @ self.U * factor) @ self.U.T
 
     def log_density(self, x, sigma: float = 0.0) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
-        if x.shape[-1:] != (self.dim,) or not np.all(np.isfinite(x)):
-            raise ValueError(f"x must be a finite array with last axis {self.dim}, got shape {x.shape}")
+        x = _check_points(x, self.dim)
         var = self.eig + check_positive(sigma, "sigma", allow_zero=True) ** 2
         c = (x - self.mean) @ self.U
         return -0.5 * np.sum(c * c / var, axis=-1) - 0.5 * np.sum(np.log(2 * np.pi * var))
@@ -159,22 +167,46 @@ def random_gaussian_prior(dim: int, *, max_log10_kappa: float = 4.0, rng: RngLik
     return GaussianPrior(gen.standard_normal(dim), 0.5 * (cov + cov.T))
 
 
-class SeparableQuadraturePrior(Prior):
-    """p(x) = prod_i q(x_i) for a 1-D log-concave density q, denoised by quadrature.
+def _solve_increasing(g: Callable[[np.ndarray], np.ndarray], start: np.ndarray) -> np.ndarray:
+    """Roots of a coordinate-wise increasing g, all coordinates at once: bracket by doubling
+    from ``start``, then bisect to machine precision (g' >= 1 here, so the root is unique)."""
+    width = np.ones_like(start)
+    lo, hi = start - width, start + width
+    for _ in range(200):
+        low_bad, high_bad = g(lo) > 0, g(hi) < 0
+        if not (low_bad.any() or high_bad.any()):
+            break
+        width = np.where(low_bad | high_bad, 2 * width, width)
+        lo, hi = np.where(low_bad, lo - width, lo), np.where(high_bad, hi + width, hi)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if np.all((mid <= lo) | (mid >= hi)):  # no float left between the ends
+            break
+        neg = g(mid) < 0
+        lo, hi = np.where(neg, mid, lo), np.where(neg, hi, mid)
+    return np.where(np.abs(g(lo)) <= np.abs(g(hi)), lo, hi)
 
-    MMSE_sigma(z)_i = sum_g x_g q(x_g) phi((z_i - x_g)/sigma) / sum_g q(x_g) phi((z_i - x_g)/sigma)
-    on a uniform grid x_g, with log-sum-exp weights (no underflow at small sigma). The grid step
-    must stay below sigma; a denoiser call with a smaller sigma > 0 raises a ValueError.
+
+class SeparableQuadraturePrior(Prior):
+    """p(x) = prod_i q_i(x_i) for 1-D log-concave densities q_i, denoised by quadrature.
+
+    MMSE_sigma(z)_i = sum_g x_g q_i(x_g) phi((z_i - x_g)/sigma) / sum_g q_i(x_g) phi((z_i - x_g)/sigma)
+    on a uniform grid x_g shared by the coordinates, with log-sum-exp weights (no underflow at
+    small sigma). The trapezoid rule is spectrally accurate here as long as the grid step is
+    below sigma and below the length scale of q_i; a denoiser call with 0 < sigma < step, or at
+    a point outside the grid, raises a ValueError.
 
     Parameters
     ----------
     log_q, dlog_q : callables
-        Unnormalised log q and its derivative, vectorised.
+        Unnormalised log q_i and its derivative, acting elementwise on arrays whose last axis
+        indexes the coordinates (a function of a scalar, broadcast, is the same q for all).
     dim : int
     grid : (low, high, n)
         The quadrature grid; it must cover the prior and every point the denoiser is asked about.
     lipschitz, third_derivative_bound : float
-        sup |(log q)''| and sup of the Frobenius norm of the third-derivative tensor of log p.
+        sup |(log q_i)''| and M = sup_x of the Frobenius norm of the third-derivative tensor of
+        log p (diagonal here: the root-sum-square over coordinates of sup |(log q_i)'''|).
     """
 
     name = "separable (quadrature)"
@@ -185,22 +217,25 @@ class SeparableQuadraturePrior(Prior):
         if not (callable(log_q) and callable(dlog_q)):
             raise ValueError("log_q and dlog_q must be callable")
         self.dim = check_int(dim, "dim", minimum=1)
-        if len(grid) != 3:
+        if not isinstance(grid, (tuple, list)) or len(grid) != 3:
             raise ValueError("grid must be (low, high, n)")
-        lo, hi = float(grid[0]), float(grid[1])
+        lo, hi = check_real(grid[0], "grid[0] (low)"), check_real(grid[1], "grid[1] (high)")
         n = check_int(grid[2], "grid[2] (number of points)", minimum=11)
-        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-            raise ValueError(f"grid must have finite low < high, got {grid[:2]}")
+        if not lo < hi:
+            raise ValueError(f"grid must have low < high, got {grid[:2]}")
         self.nodes = np.linspace(lo, hi, n)
         self.step = float(self.nodes[1] - self.nodes[0])
         self.log_q, self.dlog_q = log_q, dlog_q
-        lq = np.asarray(log_q(self.nodes), dtype=float)
-        if lq.shape != self.nodes.shape or not np.all(np.isfinite(lq)):
-            raise ValueError("log_q must return finite values of the grid's shape")
-        self.log_norm = float(logsumexp(lq) + np.log(self.step))  # log of the integral of q
-        self.log_weights = lq - self.log_norm + np.log(self.step)  # log(q(x_g) h / Z)
+        lq = np.asarray(log_q(self.nodes[:, None] * np.ones(self.dim)), dtype=float)
+        if lq.shape != (n, self.dim) or not np.all(np.isfinite(lq)):
+            raise ValueError("log_q must return finite values of its argument's shape")
+        lq = lq.T  # (dim, n): row i holds log q_i on the grid
+        self.log_norm = logsumexp(lq, axis=1) + np.log(self.step)  # log of the integral of q_i
+        self.log_weights = lq - self.log_norm[:, None] + np.log(self.step)  # log(q_i(x_g) h / Z_i)
         self.lipschitz = check_positive(lipschitz, "lipschitz") if np.isfinite(lipschitz) else np.inf
-        self.third_derivative_bound = float(third_derivative_bound)
+        self.third_derivative_bound = (check_positive(third_derivative_bound, "third_derivative_bound",
+                                                      allow_zero=True)
+                                       if np.isfinite(third_derivative_bound) else np.inf)
 
     def _check_sigma(self, sigma: float) -> float:
         sigma = check_positive(sigma, "sigma", allow_zero=True)
@@ -209,13 +244,17 @@ class SeparableQuadraturePrior(Prior):
                              "refine the grid")
         return sigma
 
+    def _check_inside(self, z: np.ndarray, name: str) -> None:
+        if np.any(z < self.nodes[0]) or np.any(z > self.nodes[-1]):
+            raise ValueError(f"{name} has entries outside the quadrature grid "
+                             f"[{self.nodes[0]:g}, {self.nodes[-1]:g}]; widen it")
+
     def log_density(self, x, sigma: float = 0.0) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
-        if x.shape[-1:] != (self.dim,) or not np.all(np.isfinite(x)):
-            raise ValueError(f"x must be a finite array with last axis {self.dim}, got shape {x.shape}")
+        x = _check_points(x, self.dim)
         sigma = self._check_sigma(sigma)
         if sigma == 0.0:
-            return np.sum(self.log_q(x) - self.log_norm, axis=-1)
+            return np.sum(np.asarray(self.log_q(x), dtype=float) - self.log_norm, axis=-1)
+        self._check_inside(x, "x")
         d = x[..., None] - self.nodes
         lw = self.log_weights - 0.5 * (d / sigma) ** 2 - 0.5 * np.log(2 * np.pi * sigma**2)
         return np.sum(logsumexp(lw, axis=-1), axis=-1)
@@ -225,28 +264,32 @@ class SeparableQuadraturePrior(Prior):
         sigma = self._check_sigma(sigma)
         if sigma == 0.0:
             return z
+        self._check_inside(z, "z")
         lw = self.log_weights - 0.5 * ((z[:, None] - self.nodes) / sigma) ** 2
         lw -= lw.max(axis=1, keepdims=True)
         w = np.exp(lw)
         return (w @ self.nodes) / w.sum(axis=1)
 
     def score(self, x) -> np.ndarray:
-        return np.asarray(self.dlog_q(self._z(x, "x")), dtype=float)
+        return np.asarray(self.dlog_q(self._z(x, "x")), dtype=float) * np.ones(self.dim)
 
     def prox(self, y, tau: float) -> np.ndarray:
-        """Coordinate-wise root of x - y_i - tau (log q)'(x) = 0 (Brent's method, to 1e-14)."""
+        """Coordinate-wise root of x - y_i - tau (log q_i)'(x) = 0 (vectorised bisection)."""
         y = self._z(y, "y")
         tau = check_positive(tau, "tau")
-        out = np.empty_like(y)
-        for i, yi in enumerate(y):
-            g = lambda x, yi=yi: x - yi - tau * float(self.dlog_q(np.array(x)))  # noqa: E731
-            lo, hi = yi - 1.0, yi + 1.0
-            while g(lo) > 0:
-                lo -= 2 * (hi - lo)
-            while g(hi) < 0:
-                hi += 2 * (hi - lo)
-            out[i] = brentq(g, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200)
-        return out
+        return _solve_increasing(lambda x: x - y - tau * self.score(x), y.copy())
+
+    def sample(self, size: int, rng: RngLike = None) -> np.ndarray:
+        """``size`` draws from p, shape (size, dim), by inverting each coordinate's CDF on the grid."""
+        size = check_int(size, "size", minimum=1)
+        w = np.exp(self.log_weights)
+        cdf = np.concatenate([np.zeros((self.dim, 1)), np.cumsum(0.5 * (w[:, 1:] + w[:, :-1]), axis=1)], axis=1)
+        cdf /= cdf[:, -1:]
+        u = as_rng(rng).uniform(size=(size, self.dim))
+        # One interpolation for all coordinates: shift row i of the (increasing) CDF by 2i.
+        shift = 2.0 * np.arange(self.dim)
+        flat = np.interp((u + shift).ravel(), (cdf + shift[:, None]).ravel(), np.tile(self.nodes, self.dim))
+        return flat.reshape(size, self.dim)
 
 
 def _log_cosh(u: np.ndarray) -> np.ndarray:
@@ -254,22 +297,66 @@ def _log_cosh(u: np.ndarray) -> np.ndarray:
     return a + np.log1p(np.exp(-2.0 * a)) - np.log(2.0)
 
 
+#: max over u of |d^3/du^3 log cosh u| = |2 sech^2 u tanh u|, reached where tanh^2 u = 1/3.
+LOGCOSH_THIRD = 4.0 / (3.0 * np.sqrt(3.0))
+
+
 class LogCoshPrior(SeparableQuadraturePrior):
-    """p(x) proportional to prod_i exp(-b log cosh(x_i / c)): smooth, log-concave, L = b / c^2,
-    Laplace-like tails; third derivative of log q bounded by (b / c^3) 4/(3 sqrt 3) per coordinate."""
+    """p(x) proportional to prod_i exp(-b_i log cosh(x_i / c_i)): smooth, log-concave, with
+    curvature b_i / c_i^2 at 0 (so L = max_i b_i / c_i^2) and Laplace-like tails of slope b_i / c_i.
+
+    ``b`` and ``c`` are scalars or arrays of length ``dim``; unequal scales c_i make the prior
+    anisotropic. b = 1 gives the hyperbolic-secant density with scale c. The third derivative of
+    log q_i is at most m_i = (b_i / c_i^3) 4/(3 sqrt 3), so M = sqrt(sum_i m_i^2). The grid step
+    must be at most min(c) / 2 for the quadrature to resolve the narrowest coordinate.
+    """
 
     name = "log-cosh"
 
-    def __init__(self, b: float = 4.0, c: float = 0.1, dim: int = 3, *,
-                 grid: tuple[float, float, int] = (-8.0, 8.0, 16001)):
-        self.b = check_positive(b, "b")
-        self.c = check_positive(c, "c")
+    def __init__(self, b=4.0, c=0.1, dim: int = 3, *, grid: tuple[float, float, int] = (-8.0, 8.0, 16001)):
         dim = check_int(dim, "dim", minimum=1)
-        m3 = self.b / self.c**3 * 4.0 / (3.0 * np.sqrt(3.0))
-        super().__init__(lambda x: -self.b * _log_cosh(np.asarray(x) / self.c),
-                         lambda x: -(self.b / self.c) * np.tanh(np.asarray(x) / self.c),
-                         dim, grid=grid, lipschitz=self.b / self.c**2,
-                         third_derivative_bound=m3 * np.sqrt(dim))
+        self.b = self._per_coordinate(b, "b", dim)
+        self.c = self._per_coordinate(c, "c", dim)
+        m3 = self.b / self.c**3 * LOGCOSH_THIRD
+        b_, c_ = self.b, self.c
+        super().__init__(lambda x: -b_ * _log_cosh(np.asarray(x) / c_),
+                         lambda x: -(b_ / c_) * np.tanh(np.asarray(x) / c_),
+                         dim, grid=grid, lipschitz=float(np.max(self.b / self.c**2)),
+                         third_derivative_bound=float(np.sqrt(np.sum(m3**2))))
+        if self.step > self.c.min() / 2 * (1 + 1e-9):
+            raise ValueError(f"grid step {self.step:.3g} is too coarse for the scale c = {self.c.min():.3g}; "
+                             "use a step <= min(c)/2")
+        self.curvatures = self.b / self.c**2
+
+    @staticmethod
+    def _per_coordinate(value, name: str, dim: int) -> np.ndarray:
+        arr = np.array(value, dtype=float) if np.ndim(value) else np.full(dim, check_positive(value, name))
+        if arr.shape != (dim,):
+            raise ValueError(f"{name} must be a positive scalar or an array of length {dim}, got shape {arr.shape}")
+        if not (np.all(np.isfinite(arr)) and np.all(arr > 0)):
+            raise ValueError(f"{name} must be finite and > 0")
+        return arr
+
+
+def anisotropic_logcosh(kappa: float, *, copies: int = 1, half_width: float = 10.0,
+                        max_step: float = 0.015) -> LogCoshPrior:
+    """The chapter's non-Gaussian test prior: hyperbolic-secant coordinates with scales
+    (1, 1/sqrt(kappa)), so -log p has curvatures 1 and kappa at 0 (condition number kappa).
+
+    ``copies`` stacks independent copies of the 2-D prior (dimension 2 * copies), which lets one
+    run of a coordinate-wise method solve several problems at once. The quadrature grid spans
+    [-half_width, half_width] with step min(max_step, c_min / 2); the default step serves noise
+    levels down to sigma = 0.015 (k = 4000 of the paper's schedule with tau = 1) with a
+    quadrature error near 1e-9.
+    """
+    kappa = check_in_range(kappa, "kappa", 1.0, 1e8, closed=(True, True))
+    copies = check_int(copies, "copies", minimum=1)
+    half_width = check_in_range(half_width, "half_width", 1.0, 100.0, closed=(True, True))
+    max_step = check_in_range(max_step, "max_step", 0.0, 1.0, closed=(False, True))
+    scales = np.tile([1.0, 1.0 / np.sqrt(kappa)], copies)
+    step = min(max_step, scales.min() / 2)
+    n = int(np.ceil(2 * half_width / step)) + 1
+    return LogCoshPrior(1.0, scales, scales.size, grid=(-half_width, half_width, n))
 
 
 class LaplacePrior(Prior):
@@ -293,9 +380,7 @@ class LaplacePrior(Prior):
                 lam * z + log_ndtr(-(z + lam * sigma**2) / sigma))
 
     def log_density(self, x, sigma: float = 0.0) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
-        if x.shape[-1:] != (self.dim,) or not np.all(np.isfinite(x)):
-            raise ValueError(f"x must be a finite array with last axis {self.dim}, got shape {x.shape}")
+        x = _check_points(x, self.dim)
         sigma = check_positive(sigma, "sigma", allow_zero=True)
         base = np.log(self.lam / 2.0)
         if sigma == 0.0:
@@ -324,10 +409,69 @@ class LaplacePrior(Prior):
 def smoothed_objective(prior: Prior, x: np.ndarray, y: np.ndarray, tau: float, sigma: float) -> np.ndarray:
     """F_sigma(x) = 1/2 ||y - x||^2 - tau log p_sigma(x), batched over the leading axes of x
     (F_0 = F, the proximal objective)."""
+    if not isinstance(prior, Prior):
+        raise ValueError(f"prior must be a Prior, got {type(prior).__name__}")
     y = check_vector(y, "y", prior.dim)
     tau = check_positive(tau, "tau")
-    x = np.asarray(x, dtype=float)
+    x = _check_points(x, prior.dim)
     return 0.5 * np.sum((x - y) ** 2, axis=-1) - tau * prior.log_density(x, sigma)
+
+
+# --------------------------------------------------------------------------- denoisers as oracles
+
+
+def unsmoothed_denoiser(score: Score) -> Denoiser:
+    """z + sigma^2 grad log p(z): Tweedie's formula with the *unsmoothed* score in place of
+    grad log p_sigma (the small-noise approximation of the MMSE denoiser).
+
+    Averaging with it is gradient descent on F itself with steps alpha_k = 1/(k+2): the paper's
+    step schedule without its smoothing. The chapter uses it as the negative control.
+    """
+    if not callable(score):
+        raise ValueError("score must be callable (grad log p)")
+
+    def denoiser(z: np.ndarray, sigma: float) -> np.ndarray:
+        sigma = check_positive(sigma, "sigma", allow_zero=True)
+        return z + sigma**2 * np.asarray(score(z), dtype=float)
+
+    return denoiser
+
+
+def inexact_denoiser(denoiser: Denoiser, xi: float, dim: int, *, direction: np.ndarray | None = None,
+                     error_in: str = "score", rng: RngLike = None) -> Denoiser:
+    """A denoiser with an error of size ``xi``, for the paper's inexact-score extension.
+
+    With ``error_in="score"`` the output is D_sigma(z) + sigma^2 xi e, i.e. the score
+    (D_sigma(z) - z)/sigma^2 is off by xi e with ||e|| = 1: the setting of the paper's extension
+    (score error at most xi). With ``error_in="output"`` it is D_sigma(z) + xi e: a denoiser
+    error of fixed size, whose score error xi / sigma^2 grows as the noise level falls.
+    ``direction`` fixes e (normalised; a systematic error); None draws a fresh uniformly random
+    unit vector at every call from ``rng`` (a random error).
+    """
+    if not callable(denoiser):
+        raise ValueError("denoiser must be callable as denoiser(z, sigma)")
+    xi = check_positive(xi, "xi", allow_zero=True)
+    dim = check_int(dim, "dim", minimum=1)
+    error_in = check_choice(error_in, "error_in", ("score", "output"))
+    fixed = None
+    if direction is not None:
+        fixed = check_vector(direction, "direction", dim)
+        norm = np.linalg.norm(fixed)
+        if norm == 0:
+            raise ValueError("direction must be non-zero")
+        fixed = fixed / norm
+    gen = as_rng(rng)
+
+    def noisy(z: np.ndarray, sigma: float) -> np.ndarray:
+        if fixed is None:
+            e = gen.standard_normal(dim)
+            e /= np.linalg.norm(e)
+        else:
+            e = fixed
+        scale = sigma**2 if error_in == "score" else 1.0
+        return np.asarray(denoiser(z, sigma), dtype=float) + scale * xi * e
+
+    return noisy
 
 
 # --------------------------------------------------------------------------- the methods
@@ -337,7 +481,7 @@ def _iterate(step: Callable[[int, np.ndarray], np.ndarray], rows: Callable[[int]
              x: np.ndarray, maxiter: int, x_star: np.ndarray | None, tol: float | None, callback,
              method: str, meta: dict) -> Result:
     """Run x_{k+1} = step(k, x_k) for k < maxiter, recording row k (``rows(k)`` plus
-    ``error`` = ||x_k - x*|| when x* is known); shared by the three methods."""
+    ``error`` = ||x_k - x*|| when x* is known); shared by the methods. One oracle call a step."""
     maxiter = check_int(maxiter, "maxiter", minimum=0)
     if x_star is not None:
         x_star = check_vector(x_star, "x_star", x.size)
@@ -359,7 +503,8 @@ def _iterate(step: Callable[[int, np.ndarray], np.ndarray], rows: Callable[[int]
         if tol is not None and err <= tol:
             message = "||x_k - x*|| <= tol"
             break
-        x_new = step(k, x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            x_new = step(k, x)
         if x_new.shape != x.shape or not np.all(np.isfinite(x_new)):
             raise ValueError(f"the {method} step gave a non-finite value or shape {x_new.shape} at k={k}")
         x = x_new
@@ -370,12 +515,16 @@ def _iterate(step: Callable[[int, np.ndarray], np.ndarray], rows: Callable[[int]
                   message=message, trace=trace, iterates=np.array(iterates))
 
 
+def _start(y: np.ndarray, x0) -> np.ndarray:
+    return y.copy() if x0 is None else check_vector(x0, "x0", y.size).copy()
+
+
 def _averaging(denoiser: Denoiser, y: np.ndarray, x0, schedule: Callable[[int], tuple[float, float]],
                maxiter, x_star, tol, callback, method: str, meta: dict) -> Result:
     """x_{k+1} = (1 - alpha_k) D_{sigma_k}(x_k) + alpha_k y with (alpha_k, sigma_k^2) = schedule(k)."""
     if not callable(denoiser):
         raise ValueError("denoiser must be callable as denoiser(z, sigma)")
-    x = y.copy() if x0 is None else check_vector(x0, "x0", y.size)
+    x = _start(y, x0)
 
     def step(k, x):
         alpha, sigma2 = schedule(k)
@@ -390,15 +539,16 @@ def _averaging(denoiser: Denoiser, y: np.ndarray, x0, schedule: Callable[[int], 
 
 def mmse_averaging(denoiser: Denoiser, y: np.ndarray, tau: float = 1.0, *, maxiter: int = 1000,
                    x0: np.ndarray | None = None, alpha_scale: float = 1.0, sigma_scale: float = 1.0,
-                   x_star: np.ndarray | None = None, tol: float | None = None,
+                   offset: float = 2.0, x_star: np.ndarray | None = None, tol: float | None = None,
                    callback: Callable[[np.ndarray], None] | None = None,
                    method_name: str = "MMSE averaging") -> Result:
     """Denoiser averaging towards prox_{-tau log p}(y) (the paper's main algorithm).
 
-    x_{k+1} = (1 - alpha_k) MMSE_{sigma_k}(x_k) + alpha_k y, with alpha_k = c/(k+2) and
-    sigma_k^2 = s tau/(k+1). The paper's schedule is c = s = 1: then (1 - alpha_k) sigma_k^2 =
-    alpha_k tau, and the step is exactly gradient descent on F_{sigma_k} with step 1/L_{sigma_k}.
-    Other (c, s) break that identity (the chapter's schedule explorer).
+    x_{k+1} = (1 - alpha_k) MMSE_{sigma_k}(x_k) + alpha_k y, with alpha_k = c/(k+k0) and
+    sigma_k^2 = s tau/(k+k0-1). The paper's schedule is c = s = 1, k0 = 2. With c = s = 1 (any
+    k0 > 1), (1 - alpha_k) sigma_k^2 = alpha_k tau, and the step is exactly gradient descent on
+    F_{sigma_k} with step 1/L_{sigma_k}; k0 only shifts where the schedule starts (sigma_0^2 =
+    tau/(k0-1)). Other (c, s) break that identity (the chapter's schedule explorer).
 
     Parameters
     ----------
@@ -409,11 +559,13 @@ def mmse_averaging(denoiser: Denoiser, y: np.ndarray, tau: float = 1.0, *, maxit
     tau : float
         The prox parameter tau > 0 (the only parameter of the paper's method).
     maxiter : int
-        Number of steps K.
+        Number of steps K, i.e. of denoiser calls.
     x0 : array, optional
         Start; the paper's reading (our choice, see the chapter) is x0 = y, the default.
     alpha_scale, sigma_scale : float
-        c in (0, 2] and s > 0 above (1, 1 is the paper's schedule).
+        c in (0, k0] and s > 0 above (1, 1 is the paper's schedule).
+    offset : float
+        k0 > 1 above (2 is the paper's schedule).
     x_star : array, optional
         The true prox; logs ``error`` = ||x_k - x*|| in the trace.
     tol : float, optional
@@ -427,11 +579,12 @@ def mmse_averaging(denoiser: Denoiser, y: np.ndarray, tau: float = 1.0, *, maxit
     """
     y = check_vector(y, "y")
     tau = check_positive(tau, "tau")
-    c = check_in_range(alpha_scale, "alpha_scale", 0.0, 2.0, closed=(False, True))
+    k0 = check_in_range(offset, "offset", 1.0, 1e6, closed=(False, True))
+    c = check_in_range(alpha_scale, "alpha_scale", 0.0, k0, closed=(False, True))
     s = check_positive(sigma_scale, "sigma_scale")
-    meta = {"tau": tau, "alpha_scale": c, "sigma_scale": s}
-    return _averaging(denoiser, y, x0, lambda k: (c / (k + 2.0), s * tau / (k + 1.0)), maxiter,
-                           x_star, tol, callback, method_name, meta)
+    meta = {"tau": tau, "alpha_scale": c, "sigma_scale": s, "offset": k0}
+    return _averaging(denoiser, y, x0, lambda k: (c / (k + k0), s * tau / (k + k0 - 1.0)), maxiter,
+                      x_star, tol, callback, method_name, meta)
 
 
 def fixed_sigma_averaging(denoiser: Denoiser, y: np.ndarray, *, sigma: float, alpha: float,
@@ -442,44 +595,87 @@ def fixed_sigma_averaging(denoiser: Denoiser, y: np.ndarray, *, sigma: float, al
     """Plug-and-play baseline: x <- (1 - alpha) D_sigma(x) + alpha y with constant alpha, sigma.
 
     Its fixed point is prox_{-tau' log p_sigma}(y) with tau' = (1 - alpha) sigma^2 / alpha: the
-    prox of the *smoothed* prior, so it is biased for any sigma > 0.
+    prox of the *smoothed* prior, so it is biased for any sigma > 0. With alpha = 1/L_sigma =
+    sigma^2/(sigma^2 + tau) it is gradient descent on F_sigma with its textbook step (tau' = tau).
     """
     y = check_vector(y, "y")
     sigma = check_positive(sigma, "sigma")
     alpha = check_in_range(alpha, "alpha", 0.0, 1.0, closed=(False, True))
     meta = {"sigma": sigma, "alpha": alpha, "effective_tau": (1 - alpha) * sigma**2 / alpha}
     return _averaging(denoiser, y, x0, lambda k: (alpha, sigma**2), maxiter, x_star, tol,
-                           callback, method_name, meta)
+                      callback, method_name, meta)
 
 
-def gradient_descent_prox(score: Score, y: np.ndarray, tau: float, lipschitz: float, *,
-                          maxiter: int = 1000, x0: np.ndarray | None = None,
-                          x_star: np.ndarray | None = None, tol: float | None = None,
-                          callback: Callable[[np.ndarray], None] | None = None,
-                          method_name: str = "naive GD") -> Result:
-    """Naive gradient descent on F(x) = 1/2||x - y||^2 - tau log p(x) (the paper's baseline).
-
-    x <- x - ((x - y) - tau score(x)) / L_F with L_F = 1 + tau L, L the smoothness of -log p.
-    Linear rate 1 - 1/L_F: it stalls for about L_F iterations when the prior is ill-conditioned.
-    """
+def _gradient_setup(score, y, tau, lipschitz, step_scale):
     if not callable(score):
         raise ValueError("score must be callable (grad log p)")
     y = check_vector(y, "y")
     tau = check_positive(tau, "tau")
     L = check_positive(lipschitz, "lipschitz")
-    step = 1.0 / (1.0 + tau * L)
-    x = y.copy() if x0 is None else check_vector(x0, "x0", y.size)
+    step_scale = check_in_range(step_scale, "step_scale", 0.0, 1e6, closed=(False, True))
+    return y, tau, L, step_scale / (1.0 + tau * L)
+
+
+def gradient_descent_prox(score: Score, y: np.ndarray, tau: float, lipschitz: float, *,
+                          step_scale: float = 1.0, maxiter: int = 1000, x0: np.ndarray | None = None,
+                          x_star: np.ndarray | None = None, tol: float | None = None,
+                          callback: Callable[[np.ndarray], None] | None = None,
+                          method_name: str = "naive GD") -> Result:
+    """Naive gradient descent on F(x) = 1/2||x - y||^2 - tau log p(x) (the paper's baseline).
+
+    x <- x - h ((x - y) - tau score(x)) with h = step_scale / L_F, L_F = 1 + tau L and L the
+    smoothness of -log p; step_scale = 1 is the textbook step. Linear rate 1 - 1/L_F: it stalls
+    for about L_F iterations when the prior is ill-conditioned. One score call a step.
+    """
+    y, tau, L, h = _gradient_setup(score, y, tau, lipschitz, step_scale)
 
     def gd_step(k, x):
-        return x - step * ((x - y) - tau * np.asarray(score(x), dtype=float))
+        return x - h * ((x - y) - tau * np.asarray(score(x), dtype=float))
 
-    return _iterate(gd_step, lambda k: {"step_size": step}, x, maxiter, x_star, tol, callback,
-                    method_name, {"tau": tau, "lipschitz": L})
+    return _iterate(gd_step, lambda k: {"step_size": h}, _start(y, x0), maxiter, x_star, tol, callback,
+                    method_name, {"tau": tau, "lipschitz": L, "step_scale": step_scale})
+
+
+def accelerated_gradient_prox(score: Score, y: np.ndarray, tau: float, lipschitz: float, *,
+                              step_scale: float = 1.0, momentum: float | None = None, maxiter: int = 1000,
+                              x0: np.ndarray | None = None, x_star: np.ndarray | None = None,
+                              tol: float | None = None, callback: Callable[[np.ndarray], None] | None = None,
+                              method_name: str = "accelerated GD") -> Result:
+    """Nesterov's accelerated gradient on F for a 1-strongly convex, L_F-smooth objective.
+
+    v = x_k + beta (x_k - x_{k-1}), x_{k+1} = v - h ((v - y) - tau score(v)), with
+    L_F = 1 + tau L, h = step_scale / L_F and, by default, the textbook momentum
+    beta = (sqrt(L_F) - 1)/(sqrt(L_F) + 1); ``momentum`` in [0, 1) sets beta instead (a second
+    knob to tune). Rate 1 - 1/sqrt(L_F): a stronger baseline than the paper's, not in the paper.
+    One score call a step.
+    """
+    y, tau, L, h = _gradient_setup(score, y, tau, lipschitz, step_scale)
+    if momentum is None:
+        q = np.sqrt(1.0 + tau * L)
+        beta = (q - 1.0) / (q + 1.0)
+    else:
+        beta = check_in_range(momentum, "momentum", 0.0, 1.0, closed=(True, False))
+    previous = {"x": _start(y, x0)}
+
+    def agd_step(k, x):
+        v = x + beta * (x - previous["x"])
+        previous["x"] = x
+        return v - h * ((v - y) - tau * np.asarray(score(v), dtype=float))
+
+    return _iterate(agd_step, lambda k: {"step_size": h}, previous["x"].copy(), maxiter, x_star, tol, callback,
+                    method_name, {"tau": tau, "lipschitz": L, "step_scale": step_scale, "momentum": beta})
 
 
 def theorem1_bound(k, dist0: float, tau: float, M: float = 0.0, dim: int = 1) -> np.ndarray:
     """Theorem 1: ||x_k - prox(y)|| <= (ln k + 7)/(k + 1) (||y - prox(y)|| + tau^2 M sqrt(d)),
-    for k >= 1 (M bounds the third derivatives of log p; M = 0 for a Gaussian)."""
+    for k >= 1.
+
+    ``M`` is the paper's constant, a bound on the Frobenius norm of the third-derivative tensor
+    of log p (``Prior.third_derivative_bound``; 0 for a Gaussian); the sqrt(d) is the theorem's
+    own factor, applied once here. For a separable prior the tensor is diagonal, so its
+    Frobenius norm is the root-sum-square of the coordinates' bounds, which already grows like
+    sqrt(d) when the coordinates are alike; that is the norm, not a second sqrt(d).
+    """
     k = np.asarray(k, dtype=float)
     if k.size == 0 or not np.all(np.isfinite(k)) or np.any(k < 1):
         raise ValueError("k must be iteration numbers >= 1")
@@ -488,430 +684,3 @@ def theorem1_bound(k, dist0: float, tau: float, M: float = 0.0, dim: int = 1) ->
     M = check_positive(M, "M", allow_zero=True)
     dim = check_int(dim, "dim", minimum=1)
     return (np.log(k) + 7.0) / (k + 1.0) * (dist0 + tau**2 * M * np.sqrt(dim))
-
-
-# --------------------------------------------------------------------------- experiments
-
-Y2 = np.array([1.0, 1.0])  # the card's observation for the 2-D experiments
-
-
-@lru_cache(maxsize=32)
-def race_runs(kappa: float, maxiter: int = 2000, tau: float = 1.0) -> dict:
-    """MMSE averaging and naive GD on N(0, diag(1, 1/kappa)) with y = (1, 1), and the
-    Theorem-1 bound (M = 0). Cached: the race slider figure and its live twin share it."""
-    prior = anisotropic_gaussian(kappa)
-    x_star = prior.prox(Y2, tau)
-    runs = {
-        "MMSE averaging": mmse_averaging(prior.denoise, Y2, tau, maxiter=maxiter, x_star=x_star),
-        "naive GD": gradient_descent_prox(prior.score, Y2, tau, prior.lipschitz, maxiter=maxiter,
-                                          x_star=x_star),
-    }
-    k = np.arange(1, maxiter + 1)
-    bound = theorem1_bound(k, float(np.linalg.norm(Y2 - x_star)), tau)
-    return {"prior": prior, "x_star": x_star, "runs": runs, "k": k, "bound": bound, "tau": tau}
-
-
-@lru_cache(maxsize=4)
-def gaussian_race(kappa: float = 500.0, maxiter: int = 10000, tau: float = 1.0) -> dict:
-    """:func:`race_runs` plus the plug-and-play baseline (fixed sigma^2 = tau, alpha = 1/2),
-    whose limit is the prox of the smoothed prior (also returned, as ``pnp_limit``)."""
-    out = dict(race_runs(kappa, maxiter, tau))
-    prior = out["prior"]
-    out["runs"] = {**out["runs"], "fixed-σ averaging": fixed_sigma_averaging(
-        prior.denoise, Y2, sigma=np.sqrt(tau), alpha=0.5, maxiter=maxiter, x_star=out["x_star"],
-        method_name="fixed-σ averaging")}
-    out["pnp_limit"] = prior.smoothed_prox(Y2, tau, np.sqrt(tau))
-    return out
-
-
-@lru_cache(maxsize=64)
-def schedule_run(alpha_scale: float, sigma_scale: float, kappa: float = 100.0, maxiter: int = 1000,
-                 tau: float = 1.0) -> dict:
-    """Averaging with alpha_k = c/(k+2), sigma_k^2 = s tau/(k+1) on the 2-D Gaussian, and the
-    point it is predicted to reach: the prox with tau_eff = tau s / c (the limit of
-    (1 - alpha_k) sigma_k^2 / alpha_k). Cached."""
-    prior = anisotropic_gaussian(kappa)
-    x_star = prior.prox(Y2, tau)
-    res = mmse_averaging(prior.denoise, Y2, tau, maxiter=maxiter, alpha_scale=alpha_scale,
-                         sigma_scale=sigma_scale, x_star=x_star)
-    limit = prior.prox(Y2, tau * sigma_scale / alpha_scale)
-    return {"result": res, "x_star": x_star, "predicted_bias": float(np.linalg.norm(limit - x_star))}
-
-
-@lru_cache(maxsize=4)
-def logcosh_run(maxiter: int = 1000, dim: int = 3, b: float = 4.0, c: float = 0.1, seed: int = 0,
-                tau: float = 1.0) -> dict:
-    """MMSE averaging (quadrature denoiser) and naive GD on the log-cosh prior, y ~ N(0, I)."""
-    prior = LogCoshPrior(b, c, dim)
-    y = np.random.default_rng(seed).standard_normal(dim)
-    x_star = prior.prox(y, tau)
-    avg = mmse_averaging(prior.denoise, y, tau, maxiter=maxiter, x_star=x_star)
-    gd = gradient_descent_prox(prior.score, y, tau, prior.lipschitz, maxiter=maxiter, x_star=x_star)
-    return {"prior": prior, "y": y, "x_star": x_star, "runs": {"MMSE averaging": avg, "naive GD": gd}}
-
-
-@lru_cache(maxsize=4)
-def laplace_run(maxiter: int = 3000, lam: float = 1.0, tau: float = 1.0) -> dict:
-    """MMSE averaging on the Laplace prior (nonsmooth: Theorem 1 does not apply), y = (1.5, 0.5, 3)."""
-    prior = LaplacePrior(lam, 3)
-    y = np.array([1.5, 0.5, 3.0])
-    x_star = prior.prox(y, tau)
-    return {"prior": prior, "y": y, "x_star": x_star,
-            "result": mmse_averaging(prior.denoise, y, tau, maxiter=maxiter, x_star=x_star)}
-
-
-# --------------------------------------------------------------------------- figures + explorers
-
-SIGMAS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0)
-KAPPAS = (1.0, 10.0, 100.0, 500.0, 1000.0, 10000.0)
-XLIM, YLIM = (-0.25, 1.25), (-0.35, 1.15)
-
-
-@lru_cache(maxsize=64)
-def _level_set_data(sigma: float, kappa: float, n: int = 70) -> dict:
-    prior = anisotropic_gaussian(kappa)
-    xs, ys = np.linspace(*XLIM, n), np.linspace(*YLIM, n)
-    X = np.stack(np.meshgrid(xs, ys), axis=-1)
-    Z = smoothed_objective(prior, X, Y2, 1.0, sigma)
-    path = np.array([prior.smoothed_prox(Y2, 1.0, s) for s in np.linspace(0, 3, 61)])
-    curv = 1.0 + 1.0 / (prior.eig + sigma**2)  # Hessian eigenvalues of F_sigma (tau = 1)
-    return {"xs": xs, "ys": ys, "logZ": np.log10(Z - Z.min() + 1e-3).astype(np.float32),
-            "min": prior.smoothed_prox(Y2, 1.0, sigma),
-            "prox": prior.prox(Y2, 1.0), "path": path, "cond": float(curv.max() / curv.min())}
-
-
-def level_set_traces(sigma: float, kappa: float = 500.0) -> list:
-    """Contours of log10(F_sigma - min) for N(0, diag(1, 1/kappa)), y = (1, 1), tau = 1, with
-    the minimiser of F_sigma, the path of minimisers over sigma, y and the true prox."""
-    sigma = check_positive(sigma, "sigma", allow_zero=True)
-    kappa = check_in_range(kappa, "kappa", 1.0, np.inf, closed=(True, False))
-    d = _level_set_data(float(sigma), float(kappa))
-    return [
-        go.Contour(x=d["xs"], y=d["ys"], z=d["logZ"], colorscale="Viridis", showscale=True,
-                   contours=dict(start=-2.5, end=2.5, size=0.25, coloring="heatmap", showlines=True),
-                   line=dict(width=0.6), colorbar=dict(title=dict(text="log10(F_σ − min F_σ)", side="right")),
-                   showlegend=False, hoverinfo="skip"),
-        go.Scatter(x=d["path"][:, 0], y=d["path"][:, 1], mode="lines", name="minimiser of F_σ as σ varies",
-                   line=dict(color="white", dash="dot", width=2)),
-        go.Scatter(x=[Y2[0]], y=[Y2[1]], mode="markers", name="observation y",
-                   marker=dict(symbol="x", size=12, color="black")),
-        go.Scatter(x=[d["prox"][0]], y=[d["prox"][1]], mode="markers", name="prox (σ = 0 target)",
-                   marker=dict(symbol="star", size=15, color=color_for(1), line=dict(color="white", width=1))),
-        go.Scatter(x=[d["min"][0]], y=[d["min"][1]], mode="markers", name="minimiser of F_σ",
-                   marker=dict(size=11, color=color_for(4), line=dict(color="white", width=1.5))),
-    ]
-
-
-def level_set_note(sigma: float, kappa: float = 500.0) -> dict:
-    """Layout annotation giving the condition number of F_sigma (shown in each frame)."""
-    d = _level_set_data(float(sigma), float(kappa))
-    return {"annotations": [dict(x=0.5, y=0.01, xref="paper", yref="paper", xanchor="center", yanchor="bottom",
-                                 showarrow=False, bgcolor="rgba(255,255,255,0.85)",
-                                 text=f"σ = {sigma:g}: condition number of F_σ = {d['cond']:.1f}")]}
-
-
-def _level_layout(fig: go.Figure, height: int = 520) -> go.Figure:
-    base_layout(fig, xaxis_title="x<sub>1</sub> (well-determined direction)",
-                yaxis_title="x<sub>2</sub> (stiff direction, prior variance 1/κ)", height=height)
-    fig.update_xaxes(range=list(XLIM), autorange=False, constrain="domain")
-    fig.update_yaxes(range=list(YLIM), autorange=False, scaleanchor="x", scaleratio=1, constrain="domain")
-    return fig
-
-
-def level_set_slider(kappa: float = 500.0, active: int = 2) -> go.Figure:
-    """Static twin of ``EXPLORER_LEVELS``: one frame per sigma in ``SIGMAS``."""
-    steps = [SliderStep(f"{s:g}", level_set_traces(s, kappa), level_set_note(s, kappa)) for s in SIGMAS]
-    fig = slider_figure(steps, slider_label="noise level σ", active=active, fixed_axes=False, height=560)
-    return _level_layout(fig, 560)
-
-
-LEVEL_KAPPAS = (10.0, 100.0, 500.0, 1000.0)
-
-
-@lru_cache(maxsize=1)
-def _precompute_levels() -> int:
-    for kp in LEVEL_KAPPAS:
-        for sg in SIGMAS:
-            _level_set_data(sg, kp)
-    return len(LEVEL_KAPPAS) * len(SIGMAS)
-
-
-def level_set_figure(sigma: float = 0.1, kappa: float = 500.0) -> go.Figure:
-    """Live figure of ``EXPLORER_LEVELS`` (its first call precomputes the (sigma, kappa) grid)."""
-    _precompute_levels()
-    fig = go.Figure(level_set_traces(sigma, kappa))
-    fig.update_layout(**level_set_note(sigma, kappa))
-    return _level_layout(fig)
-
-
-def _error_line(res: Result, name: str, color: str, dash: str = "solid", m: int = 200) -> go.Scatter:
-    err = res.trace["error"]
-    idx = thin_indices(err.size - 1, m, log=True) + 1  # k >= 1 on a log axis
-    return go.Scatter(x=idx, y=np.maximum(err[idx], 1e-16), mode="lines", name=name,
-                      line=dict(color=color, dash=dash, width=2.4))
-
-
-def race_traces(kappa: float) -> list:
-    """Error ||x_k - prox(y)|| of MMSE averaging and naive GD (kappa-conditioned Gaussian prior),
-    the Theorem-1 envelope and a reference C/k line."""
-    ex = race_runs(float(check_in_range(kappa, "kappa", 1.0, np.inf, closed=(True, False))))
-    avg = ex["runs"]["MMSE averaging"]
-    k = thin_indices(ex["k"].size, 60, log=True) + 1
-    c0 = float(avg.trace["error"][1] * 2.0)
-    return [
-        _error_line(avg, "MMSE averaging", color_for(0)),
-        _error_line(ex["runs"]["naive GD"], "naive GD (step 1/(1+τκ))", color_for(1)),
-        go.Scatter(x=k, y=ex["bound"][k - 1], mode="lines", name="Theorem-1 bound",
-                   line=dict(color="#555", dash="dash", width=1.8)),
-        go.Scatter(x=k, y=c0 / (k + 1.0), mode="lines", name="reference 1/k",
-                   line=dict(color="#999", dash="dot", width=1.5)),
-    ]
-
-
-RACE_AXES = dict(xaxis_title="iteration k (log scale)", yaxis_title="error ||x_k − prox(y)|| (log scale)")
-
-
-def race_slider(active: int = 3) -> go.Figure:
-    """Static twin of ``EXPLORER_RACE``: one frame per kappa in ``KAPPAS``."""
-    steps = [SliderStep(f"{kp:g}", race_traces(kp)) for kp in KAPPAS]
-    fig = slider_figure(steps, slider_label="prior condition number κ", active=active, logx=True, logy=True,
-                        **RACE_AXES)
-    fig.update_yaxes(range=[-16.5, 0.5])
-    return fig
-
-
-@lru_cache(maxsize=1)
-def _precompute_race() -> int:
-    """Run the whole kappa grid once (about a second), so that every later move is a cache hit."""
-    for kp in KAPPAS:
-        race_runs(kp)
-    return len(KAPPAS)
-
-
-@lru_cache(maxsize=1)
-def _precompute_schedules() -> int:
-    for c in SCALES:
-        for s in SCALES:
-            schedule_run(c, s)
-    return len(SCALES) ** 2
-
-
-def race_figure(kappa: float = 500.0) -> go.Figure:
-    """Live figure of ``EXPLORER_RACE`` (its first call precomputes the kappa grid)."""
-    _precompute_race()
-    fig = base_layout(go.Figure(race_traces(kappa)), logx=True, logy=True, **RACE_AXES)
-    fig.update_yaxes(range=[-16.5, 0.5])
-    return fig
-
-
-def crossover(err_a: np.ndarray, err_b: np.ndarray) -> int | None:
-    """First k from which err_b <= err_a for good (None if never): where method b overtakes a."""
-    err_a, err_b = np.asarray(err_a, dtype=float), np.asarray(err_b, dtype=float)
-    if err_a.ndim != 1 or err_a.shape != err_b.shape or err_a.size == 0:
-        raise ValueError("err_a and err_b must be non-empty 1-D arrays of the same length")
-    ahead = err_b <= err_a
-    if not ahead[-1]:
-        return None
-    behind = np.flatnonzero(~ahead)
-    return int(behind[-1] + 1) if behind.size else 0
-
-
-def watch_figure(kappa: float = 500.0, k_max: int = 3000) -> go.Figure:
-    """Error of MMSE averaging, naive GD and fixed-sigma averaging on the kappa-conditioned
-    Gaussian (linear k axis up to ``k_max``, log error axis), the Theorem-1 bound, and two phases:
-    up to the measured crossover averaging is ahead, after it GD's linear rate wins."""
-    ex = gaussian_race(float(kappa))
-    k_max = check_int(k_max, "k_max", minimum=10)
-    idx = np.unique(np.concatenate([np.arange(0, min(k_max, 60) + 1),
-                                    np.linspace(0, k_max, 240).round().astype(int)]))
-    data = []
-    for i, (name, res) in enumerate(ex["runs"].items()):
-        err = np.maximum(res.trace["error"][idx], 1e-16)
-        data.append(go.Scatter(x=idx, y=err, mode="lines", name=name, line=dict(color=color_for(i), width=2.4)))
-    kb = idx[idx >= 1]
-    data.append(go.Scatter(x=kb, y=ex["bound"][kb - 1], mode="lines", name="Theorem-1 bound",
-                           line=dict(color="#555", dash="dash", width=1.8)))
-    fig = go.Figure(data)
-    k_cross = crossover(ex["runs"]["MMSE averaging"].trace["error"], ex["runs"]["naive GD"].trace["error"])
-    if k_cross is not None and k_cross < k_max:
-        fig.update_layout(**phase_layout([Phase(0, k_cross, "averaging ahead: GD crawls"),
-                                          Phase(k_cross, k_max, "GD's linear rate wins")]))
-    base_layout(fig, xaxis_title="iteration k", yaxis_title="error ||x_k − prox(y)|| (log scale)", logy=True,
-                height=450)
-    fig.update_xaxes(range=[0, k_max])
-    fig.update_yaxes(range=[-16.5, 0.5])
-    return fig
-
-
-@lru_cache(maxsize=2)
-def _path_grid(kappa: float, n: int = 80) -> tuple:
-    prior = anisotropic_gaussian(kappa)
-    xs, ys = np.linspace(*XLIM, n), np.linspace(*YLIM, n)
-    Z = smoothed_objective(prior, np.stack(np.meshgrid(xs, ys), axis=-1), Y2, 1.0, 0.0)
-    return xs, ys, np.log10(Z - Z.min() + 1e-3).astype(np.float32)
-
-
-def path_figure(kappa: float = 500.0, n_steps: int = 40) -> go.Figure:
-    """The first ``n_steps`` iterates of MMSE averaging and naive GD over the contours of F."""
-    ex = gaussian_race(float(kappa))
-    n_steps = check_int(n_steps, "n_steps", minimum=1)
-    fig = landscape_figure(None, XLIM, YLIM, values=_path_grid(float(kappa)), paths={
-        name: ex["runs"][name].iterates[: n_steps + 1] for name in ("MMSE averaging", "naive GD")},
-        xaxis_title="x<sub>1</sub>", yaxis_title="x<sub>2</sub> (stiff direction)", height=500)
-    fig.data[0].update(colorbar=dict(title=dict(text="log10(F − min F)", side="right")))
-    fig.add_trace(go.Scatter(x=[ex["x_star"][0]], y=[ex["x_star"][1]], mode="markers", name="prox(y)",
-                             marker=dict(symbol="star", size=15, color=color_for(1),
-                                         line=dict(color="white", width=1))))
-    fig.update_xaxes(constrain="domain")
-    fig.update_yaxes(scaleanchor="x", scaleratio=1, constrain="domain")
-    return fig
-
-
-def beyond_gaussian_figure(k_max_logcosh: int = 1000, k_max_laplace: int = 3000) -> go.Figure:
-    """Error vs k (log-log) on the log-cosh prior (averaging and naive GD) and on the Laplace
-    prior (averaging; nonsmooth, outside Theorem 1), with 1/k and 1/sqrt(k) reference lines."""
-    lc, la = logcosh_run(k_max_logcosh), laplace_run(k_max_laplace)
-    data = [
-        _error_line(lc["runs"]["MMSE averaging"], "MMSE averaging, log-cosh prior (L = 400)", color_for(0)),
-        _error_line(lc["runs"]["naive GD"], "naive GD, log-cosh prior", color_for(1)),
-        _error_line(la["result"], "MMSE averaging, Laplace prior (nonsmooth)", color_for(3)),
-    ]
-    k = np.geomspace(1, k_max_laplace, 50)
-    e_lc = lc["runs"]["MMSE averaging"].trace["error"]
-    e_la = la["result"].trace["error"]
-    data += [go.Scatter(x=k, y=2 * e_lc[1] / (k + 1), mode="lines", name="reference 1/k",
-                        line=dict(color="#999", dash="dot", width=1.5)),
-             go.Scatter(x=k, y=2 * e_la[1] * np.sqrt(2 / (k + 1)), mode="lines", name="reference 1/√k",
-                        line=dict(color="#999", dash="dash", width=1.5))]
-    fig = base_layout(go.Figure(data), logx=True, logy=True, height=450, **RACE_AXES)
-    fig.update_yaxes(range=[-16.5, 1])
-    return fig
-
-
-SCHEDULES = {  # label -> (alpha_scale c, sigma_scale s)
-    "paper (c=1, s=1)": (1.0, 1.0),
-    "σ² halved (s=0.5)": (1.0, 0.5),
-    "σ² doubled (s=2)": (1.0, 2.0),
-    "α halved (c=0.5)": (0.5, 1.0),
-    "both halved (c=s=0.5)": (0.5, 0.5),
-    "α ×1.5 (c=1.5)": (1.5, 1.0),
-}
-SCALES = (0.25, 0.5, 1.0, 1.5, 2.0)
-
-
-def schedule_traces(alpha_scale: float, sigma_scale: float) -> list:
-    """Error of averaging with alpha_k = c/(k+2), sigma_k^2 = s tau/(k+1) against the paper's
-    schedule, and the predicted floor ||prox_{tau s/c}(y) - prox_tau(y)|| (kappa = 100)."""
-    ex = schedule_run(float(alpha_scale), float(sigma_scale))
-    ref = schedule_run(1.0, 1.0)
-    n = ex["result"].trace["error"].size - 1
-    bias = max(ex["predicted_bias"], 1e-16)
-    return [
-        _error_line(ref["result"], "paper's schedule", "#999", "dot"),
-        _error_line(ex["result"], f"c = {alpha_scale:g}, s = {sigma_scale:g}", color_for(0)),
-        go.Scatter(x=[1, n], y=[bias, bias], mode="lines", name="predicted bias ||prox_(τs/c) − prox_τ||",
-                   line=dict(color=color_for(1), dash="dash", width=1.8)),
-    ]
-
-
-SCHEDULE_AXES = dict(xaxis_title="iteration k (log scale)", yaxis_title="error ||x_k − prox(y)|| (log scale)")
-
-
-def schedule_slider(active: int = 1) -> go.Figure:
-    """Static twin of ``EXPLORER_SCHEDULE``: one frame per named schedule in ``SCHEDULES``."""
-    steps = [SliderStep(lab, schedule_traces(c, s)) for lab, (c, s) in SCHEDULES.items()]
-    fig = slider_figure(steps, slider_label="schedule", active=active, logx=True, logy=True, **SCHEDULE_AXES)
-    fig.update_yaxes(range=[-4.0, 0.3])
-    return fig
-
-
-def schedule_figure(alpha_scale: float = 1.0, sigma_scale: float = 0.5) -> go.Figure:
-    """Live figure of ``EXPLORER_SCHEDULE`` (its first call precomputes the (c, s) grid)."""
-    _precompute_schedules()
-    fig = base_layout(go.Figure(schedule_traces(alpha_scale, sigma_scale)), logx=True, logy=True,
-                      **SCHEDULE_AXES)
-    fig.update_yaxes(range=[-4.0, 0.3])
-    return fig
-
-
-EXPLORER_LEVELS = Explorer("07", "level_sets", level_set_figure, {
-    "sigma": Slider("noise level σ", SIGMAS, 0.1),
-    "kappa": Slider("prior condition number κ", LEVEL_KAPPAS, 500.0),
-}, description="Level sets of the smoothed proximal objective F_σ")
-EXPLORER_RACE = Explorer("07", "race", race_figure, {
-    "kappa": Slider("prior condition number κ", KAPPAS, 500.0),
-}, description="MMSE averaging against naive GD as the prior's conditioning worsens")
-EXPLORER_SCHEDULE = Explorer("07", "schedule", schedule_figure, {
-    "alpha_scale": Slider("α scale c", SCALES, 1.0),
-    "sigma_scale": Slider("σ² scale s", SCALES, 0.5),
-}, description="Breaking the identity (1 - α_k) σ_k² = α_k τ")
-
-
-# --------------------------------------------------------------------------- claims
-
-
-@claim("07", "MMSE averaging obeys the Theorem-1 bound on random Gaussian priors",
-       expect="||x_k - prox(y)|| <= (ln k + 7)/(k+1) ||y - prox(y)|| for every k <= 10^4 on 20 random "
-              "Gaussian priors (d <= 10, condition numbers up to 10^4)",
-       name="theorem1_bound")
-def claim_theorem1(fast: bool = False) -> Measured:
-    K = 2000 if fast else 10000
-    gen = np.random.default_rng(7)
-    worst_ratio, violations, worst_kappa = 0.0, 0, 0.0
-    for _ in range(20):
-        d = int(gen.integers(2, 11))
-        prior = random_gaussian_prior(d, max_log10_kappa=4.0, rng=gen)
-        y = prior.mean + 3.0 * gen.standard_normal(d)
-        tau = float(10.0 ** gen.uniform(-1, 1))
-        x_star = prior.prox(y, tau)
-        res = mmse_averaging(prior.denoise, y, tau, maxiter=K, x_star=x_star)
-        err = res.trace["error"][1:]
-        bound = theorem1_bound(np.arange(1, K + 1), float(np.linalg.norm(y - x_star)), tau)
-        ratio = err / bound
-        worst_ratio = max(worst_ratio, float(ratio.max()))
-        violations += int(np.sum(ratio > 1.0))
-        worst_kappa = max(worst_kappa, prior.condition_number)
-    return Measured({"priors": 20, "k_max": K, "violations": violations, "max_error_over_bound": worst_ratio,
-                     "largest_kappa": worst_kappa},
-                    holds=violations == 0,
-                    summary=f"{violations} violations; error/bound at most {worst_ratio:.3f}")
-
-
-@claim("07", "MMSE averaging converges at rate 1/k, also for a non-Gaussian (log-cosh) prior",
-       expect="fitted log-log slope of error vs k in [-1.1, -0.9] for the kappa = 500 Gaussian "
-              "(k = 10..10^4) and the log-cosh prior with L = 400 (k = 10..10^3)",
-       name="rate_one_over_k")
-def claim_rate(fast: bool = False) -> Measured:
-    Kg, Kl = (3000, 300) if fast else (10000, 1000)
-    g = race_runs(500.0, maxiter=Kg)["runs"]["MMSE averaging"].trace["error"]
-    lc = logcosh_run(maxiter=Kl)
-    e = lc["runs"]["MMSE averaging"].trace["error"]
-    kg, kl = np.arange(10, Kg + 1), np.arange(10, Kl + 1)
-    slope_g, slope_l = loglog_slope(kg, g[kg]), loglog_slope(kl, e[kl])
-    holds = all(-1.1 <= s <= -0.9 for s in (slope_g, slope_l))
-    return Measured({"slope_gaussian": slope_g, "slope_logcosh": slope_l,
-                     "logcosh_(k+2)err_at_10": 12 * e[10], "logcosh_(k+2)err_at_kmax": (Kl + 2) * e[Kl]},
-                    holds=holds, summary=f"slopes {slope_g:.3f} (Gaussian), {slope_l:.3f} (log-cosh)",
-                    details=lc)
-
-
-@claim("07", "MMSE averaging does not care about the prior's conditioning; naive GD does",
-       expect="at k = 100: GD error / averaging error >= 10 for kappa >= 10^3, and the averaging error "
-              "varies <= 2x over kappa in {10, 10^2, 10^3, 10^4}",
-       name="condition_independence")
-def claim_condition(fast: bool = False) -> Measured:
-    kappas = (10.0, 100.0, 1000.0, 10000.0)
-    avg, gd = {}, {}
-    for kp in kappas:
-        ex = race_runs(kp, maxiter=100)
-        avg[kp] = float(ex["runs"]["MMSE averaging"].trace["error"][100])
-        gd[kp] = float(ex["runs"]["naive GD"].trace["error"][100])
-    ratios = {kp: gd[kp] / avg[kp] for kp in kappas}
-    spread = max(avg.values()) / min(avg.values())
-    values = {f"avg_err_k100_kappa1e{int(np.log10(kp))}": avg[kp] for kp in kappas}
-    values.update({f"gd_err_k100_kappa1e{int(np.log10(kp))}": gd[kp] for kp in kappas})
-    values.update(min_ratio_kappa_ge_1e3=min(ratios[1000.0], ratios[10000.0]), avg_spread=spread)
-    holds = values["min_ratio_kappa_ge_1e3"] >= 10.0 and spread <= 2.0
-    return Measured(values, holds=holds,
-                    summary=f"GD/averaging >= {values['min_ratio_kappa_ge_1e3']:.0f}x at kappa >= 1e3; "
-                            f"averaging spread {spread:.2f}x")
