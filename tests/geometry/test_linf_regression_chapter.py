@@ -86,6 +86,12 @@ def test_bad_input():
         ch.floor_run(0, "gaussian", 1.0)
     with pytest.raises(ValueError, match="method"):
         ch.race_run("simplex", (), 0)
+    with pytest.raises(ValueError, match="setting"):
+        ch.race_run(ch.IRLS, (("power", 1.0),), 0)
+    with pytest.raises(ValueError, match="setting"):
+        ch.race_run(ch.IRLS, 3, 0)
+    with pytest.raises(ValueError, match="alpha"):
+        ch.john_data(-1.0)
     with pytest.raises(ValueError, match="alpha"):
         ch.john_figure(alpha=0.3)
     with pytest.raises(ValueError, match="iteration"):

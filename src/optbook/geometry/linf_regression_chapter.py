@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..claims import Criterion, Measured, claim
-from ..core import Result, Tuning, check_choice, check_int, grid_search
+from ..core import Result, Tuning, check_choice, check_int, check_positive, grid_search
 from ..core.threads import one_blas_thread
 from ..viz import (
     Phase,
@@ -54,7 +54,7 @@ FLOOR_CAP = 400
 FLOOR_ETAS = (1.0, 2.0, 4.0, 8.0, 16.0)
 FLOOR_TUNING_SEEDS = (100, 101)
 FLOORS = ("lewis", "uniform", "shuffled", "leverage")
-FLOOR_LABELS = {"lewis": "Lewis floor", "uniform": "uniform floor", "shuffled": "Lewis weights shuffled (control)",
+FLOOR_LABELS = {"lewis": "Lewis floor", "uniform": "uniform floor", "shuffled": "Lewis weights shuffled across rows",
                 "leverage": "leverage-score floor"}
 
 
@@ -87,7 +87,6 @@ def floor_run(seed: int, floor: str, eta: float, coherent: bool = True, n: int =
             tau = leverage_scores(A)
         res = mwu_irls(A, b, eps=eps, eta=eta, floor=tau, maxiter=FLOOR_CAP, polish=False)
     res["solves"] = res.solves + extra
-    res["charged"] = extra
     return res
 
 
@@ -151,7 +150,7 @@ def claim_lewis_solves(fast: bool = False, control: bool = False) -> Measured:
     return Measured(values, criteria=[Criterion("ratio_median", "<=", 0.75)], seeds=seeds, details=rows,
                     precondition=values["uniform_width_median"] > 2.0,
                     summary=f"{what}/uniform solves {values['ratio_median']:.2f} ({ratios.min():.2f}-{ratios.max():.2f}); "
-                            f"widths {values['width_median']:.1f} vs {values['uniform_width_median']:.0f}")
+                            f"widths {values['width_median']:,.0f} vs {values['uniform_width_median']:,.0f}")
 
 
 def floor_summary(seed: int = 0, fast: bool = False) -> dict[str, str]:
@@ -301,6 +300,12 @@ def race_run(method: str, setting: tuple, seed: int, eps: float = RACE_EPS, n: i
     with the accuracy it reached, ||r||_inf / OPT - 1, and whether it met (1 + eps) (for the IRLS
     methods: whether their certificate did)."""
     method = check_choice(method, "method", tuple(RACE_GRIDS))
+    try:
+        keys = set(dict(setting))
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"setting must be a tuple of (name, value) pairs, got {setting!r}") from err
+    if keys != set(RACE_GRIDS[method]):
+        raise ValueError(f"setting for {method} must name {sorted(RACE_GRIDS[method])}, got {sorted(keys)}")
     A, b, opt = race_instance(seed, n)
     _warm_up()
     with one_blas_thread():
@@ -429,7 +434,7 @@ def tradeoff_figure(seed: int = 0, fast: bool = False) -> go.Figure:
     for j, (name, r) in enumerate(data["flat"].items()):
         label = f"{name} (tuned, exact)" if name in (HIGHS, CVXPY) else f"{name}, exact"
         fig.add_scatter(x=span, y=[r["cpu"]] * 2, mode="lines", name=label,
-                        line=dict(color=color_for(4 + j), dash="dash", width=1.8))
+                        line=dict(color=color_for(3 + j), dash="dash", width=1.8))
     top = max(r["cpu"] for pts in data["curves"].values() for _, r in pts)
     fig.add_scatter(x=[RACE_EPS] * 2, y=[min(r["cpu"] for _, r in data["curves"]["Lawson IRLS (power 1)"]) / 2, 2 * top],
                     mode="lines", name=f"ε = {RACE_EPS:g}, the claim's", line=dict(color="#999", dash="dot"))
@@ -545,7 +550,9 @@ def john_data(alpha: float, n: int = 30, seed: int = 3) -> dict:
     """Rows for the 2-D John-ellipsoid picture (row scales Pareto(alpha); small alpha = coherent)
     and the Lewis-weight iterates after 0, 1, 2, 4, ..., 256 updates (the iteration of
     :func:`lewis_weights`, with its weights kept)."""
-    rng = np.random.default_rng(seed)
+    alpha = check_positive(alpha, "alpha")
+    n = check_int(n, "n", minimum=3)
+    rng = np.random.default_rng(check_int(seed, "seed"))
     A = rng.standard_normal((n, 2)) * (1.0 + rng.pareto(alpha, n))[:, None]
     Q, _ = _range_basis(A)
     ws, kap = [], []
