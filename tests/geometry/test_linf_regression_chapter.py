@@ -106,3 +106,13 @@ def test_bad_input():
         ch.solves_vs_n_figure(ns=(5,))
     with pytest.raises(ValueError, match="seeds"):
         ch.solves_vs_n_figure(seeds=())
+
+
+def test_glue_formats_name_measured_values():
+    """The notebook glues every claim with GLUE_FORMATS; a key the claim does not measure would
+    stop the build."""
+    from optbook import claims
+
+    for c in claims.registered("09"):
+        measured = claims.run_claim(c, fast=True, with_control=False).measured
+        assert set(ch.GLUE_FORMATS[c.name]) <= set(measured), c.name
