@@ -58,7 +58,7 @@ def test_figures_build():
     assert len(ch.solves_vs_n_figure(ns=(500, 1000), seeds=(0, 1)).data) == 8
     fig = ch.tradeoff_figure(0, fast=True)
     assert len(fig.data) == 7
-    assert len(ch.floor_tuning_figure(fast=True).data) == 6
+    assert len(ch.floor_tuning_figure(fast=True).data) == 9  # Lewis, uniform and the control's shuffled floor
     assert len(ch.race_tuning_figure(fast=True).data) == 12
     assert len(ch.qsc_figure().data) == 3
 
