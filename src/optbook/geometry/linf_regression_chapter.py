@@ -363,7 +363,8 @@ def race_tuning_figure(fast: bool = False) -> go.Figure:
                          logy=True)
 
 
-@claim("09", "At ε = 0.05 the Lewis-floored IRLS returns a certified (1+ε) fit at least 3x faster than cvxpy",
+@claim("09", "At ε = 0.05 the Lewis-floored IRLS returns a certified (1+ε) fit at least 3x faster than cvxpy "
+       "(Lawson's classical IRLS, with no Lewis weights, raced beside it)",
        kind="reproduction",
        paper="'Experimentally, we demonstrate that our algorithm significantly improves the runtime of the "
              "standard CVX solver' (abstract; no figure quoted there)",
@@ -400,7 +401,9 @@ def claim_speed_vs_cvx(fast: bool = False, control: bool = False) -> Measured:
         values.update(highs_over_irls=float(np.median(col(HIGHS, "cpu") / col(IRLS, "cpu"))),
                       cvxpy_over_lawson=float(np.median(col(CVXPY, "cpu") / col(LAWSON, "cpu"))),
                       lawson_ms=ms(LAWSON), highs_ms=ms(HIGHS), lawson_certified=float(np.mean(col(LAWSON, "ok"))))
-        summary += f"; HiGHS/IRLS {values['highs_over_irls']:.1f}x, cvxpy/Lawson {values['cvxpy_over_lawson']:.0f}x"
+        faster = "faster still" if values["cvxpy_over_lawson"] > values["cvxpy_over_irls"] else "slower"
+        summary += (f"; Lawson's 1961 IRLS (no Lewis weights) is {faster}: cvxpy/Lawson "
+                    f"{values['cvxpy_over_lawson']:.0f}x; HiGHS/IRLS {values['highs_over_irls']:.1f}x")
     return Measured(values, criteria=[Criterion("cvxpy_over_irls", ">=", 3.0), Criterion("irls_certified", ">=", 1.0)],
                     seeds=seeds, details=rows, summary=summary)
 
