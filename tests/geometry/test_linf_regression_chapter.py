@@ -63,6 +63,17 @@ def test_figures_build():
     assert len(ch.qsc_figure().data) == 3
 
 
+def test_figures_have_captions_and_slider_notes():
+    figs = (ch.floor_figure(0, fast=True), ch.solves_vs_n_figure(ns=(500, 1000), seeds=(0,)),
+            ch.tradeoff_figure(0, fast=True), ch.john_figure(), ch.john_slider_figure(),
+            ch.line_fit_slider_figure(), ch.qsc_figure())
+    assert all(f.layout.title.text for f in figs)  # the book shows the title as the caption
+    # a slider's caption is fixed; each position's numbers travel with its frame as a note
+    john = ch.john_slider_figure()
+    assert all(f.layout.annotations and "κ" in f.layout.annotations[0].text and not f.layout.title.text
+               for f in john.frames)
+
+
 def test_line_fit_replays_the_solver():
     run = ch.line_fit_run(1.0, 0.05, True)
     assert len(run["rows"]) == run["nit"] == len(run["U"])

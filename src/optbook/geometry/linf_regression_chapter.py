@@ -24,6 +24,7 @@ from ..viz import (
     slider_figure,
     tuning_figure,
 )
+from ..viz.style import PALETTE, line_style
 from ..widgets import Explorer, Slider, Toggle
 from .linf_regression import (
     _leverages,
@@ -43,6 +44,15 @@ from .linf_regression import (
 
 #: The seeds (problem instances) every reproduction is measured on; tuning uses others.
 CLAIM_SEEDS = (0, 1, 2, 3, 4)
+#: Reference lines (the stopping level, a marked eps): the palette's dark grey.
+REF_GREY = PALETTE[4]
+
+
+def frame_note(text: str) -> dict:
+    """A slider frame's numbers as a note in the plot's top-left corner (the book shows a figure's
+    title as its caption, which does not follow the slider)."""
+    return {"annotations": [dict(text=text, xref="x domain", yref="y domain", x=0.01, y=0.99, xanchor="left",
+                                 yanchor="top", showarrow=False, align="left", font=dict(size=12))]}
 
 # --------------------------------------------------------------------------- Lewis vs uniform floor
 
@@ -211,7 +221,7 @@ def floor_figure(seed: int = 0, fast: bool = False) -> go.Figure:
         x = tr["solves"]
         last = max(last, float(x[-1]))
         name = f"{FLOOR_LABELS[f]} (η = {eta:g})"
-        style = dict(color=color_for(i), width=2.2)
+        style = line_style(i)["line"]
         fig.add_scatter(x=x, y=np.maximum(tr.objective / tr["lower"] - 1, 1e-6), mode="lines", name=name,
                         line=style, legendgroup=f, row=1, col=1)
         fig.add_scatter(x=x, y=np.maximum.accumulate(np.maximum(tr["rho"], 1e-3)), mode="lines", name=name,
@@ -222,8 +232,9 @@ def floor_figure(seed: int = 0, fast: bool = False) -> go.Figure:
             phases = [Phase(x[0], x[k], "jump"), Phase(x[k], x[-1], "slow creep")]
     fig.update_layout(**phase_layout(phases, logx=True))
     fig.add_scatter(x=[1, last], y=[FLOOR_EPS] * 2, mode="lines", name=f"ε = {FLOOR_EPS:g} (stop)",
-                    line=dict(color="#555", dash="dash"), row=1, col=1)
-    base_layout(fig, height=450, logy=True, logx=True)
+                    line=dict(color=REF_GREY, dash="dot"), row=1, col=1)
+    base_layout(fig, height=450, logy=True, logx=True,
+                title=f"One claim instance (seed {seed}), each floor at its tuned step")
     fig.update_xaxes(title_text="linear-system solves (weights included)")
     fig.update_yaxes(dtick=1)
     fig.update_yaxes(title_text="certified gap U_t / L_t − 1", row=1, col=1)
@@ -252,13 +263,15 @@ def solves_vs_n_figure(eta: float = 1.0, ns: tuple[int, ...] = SWEEP_NS,
             solves = np.array([[r.solves for r in row] for row in runs], dtype=float)
             med = np.median(solves, axis=1)
             name = f"{FLOOR_LABELS[f]}, {'coherent' if coherent else 'Gaussian'}"
+            # the floor by colour and marker, the design by dash
             style = dict(color=color_for(i), dash="solid" if coherent else "dash", width=2.2)
-            fig.add_scatter(x=ns, y=med, mode="lines+markers", name=name, line=style, legendgroup=name,
+            marker = dict(symbol=line_style(i)["marker"]["symbol"], size=8)
+            fig.add_scatter(x=ns, y=med, mode="lines+markers", name=name, line=style, marker=marker, legendgroup=name,
                             error_y=dict(type="data", symmetric=False, array=solves.max(axis=1) - med,
                                          arrayminus=med - solves.min(axis=1), width=3), row=1, col=1)
             fig.add_scatter(x=ns, y=[np.median([r.floor_budget for r in row]) for row in runs], mode="lines+markers",
-                            name=name, line=style, legendgroup=name, showlegend=False, row=1, col=2)
-    base_layout(fig, height=470, logx=True)
+                            name=name, line=style, marker=marker, legendgroup=name, showlegend=False, row=1, col=2)
+    base_layout(fig, height=470, logx=True, title=f"Both floors at the same step η = {eta:g} as n grows")
     fig.update_xaxes(title_text="rows n (d = 10)", tickvals=list(ns), ticktext=[f"{n:,}" for n in ns])
     fig.update_yaxes(title_text=f"solves to a certified ε = {FLOOR_EPS:g}", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="leverage budget S of the floor", type="log", row=1, col=2)
@@ -451,19 +464,21 @@ def tradeoff_figure(seed: int = 0, fast: bool = False) -> go.Figure:
     fig = go.Figure()
     for i, (name, pts) in enumerate(data["curves"].items()):
         eps = [e for e, _ in pts]
-        fig.add_scatter(x=eps, y=[r["cpu"] for _, r in pts], mode="lines+markers", name=name,
-                        line=dict(color=color_for(i), width=2.2, dash="dot" if "exchange" in name else "solid"),
-                        marker=dict(size=9, symbol=["circle" if r["ok"] else "circle-open" for _, r in pts]))
+        style = line_style(i)
+        sym = style["marker"]["symbol"]
+        fig.add_scatter(x=eps, y=[r["cpu"] for _, r in pts], mode="lines+markers", name=name, line=style["line"],
+                        marker=dict(size=9, symbol=[sym if r["ok"] else f"{sym}-open" for _, r in pts]))
     span = [min(TRADEOFF_EPS + POLISHED_EPS), max(TRADEOFF_EPS + POLISHED_EPS)]
     for j, (name, r) in enumerate(data["flat"].items()):
         label = f"{name} (tuned, exact)" if name in (HIGHS, CVXPY) else f"{name}, exact"
         fig.add_scatter(x=span, y=[r["cpu"]] * 2, mode="lines", name=label,
-                        line=dict(color=color_for(3 + j), dash="dash", width=1.8))
+                        line=dict(color=color_for(3 + j), dash=("longdash", "dashdot", "longdashdot")[j], width=1.8))
     top = max(r["cpu"] for pts in data["curves"].values() for _, r in pts)
     fig.add_scatter(x=[RACE_EPS] * 2, y=[min(r["cpu"] for _, r in data["curves"]["Lawson IRLS (power 1)"]) / 2, 2 * top],
-                    mode="lines", name=f"ε = {RACE_EPS:g}, the claim's", line=dict(color="#999", dash="dot"))
-    base_layout(fig, logx=True, logy=True, height=540, xaxis_title="requested (certified) accuracy ε",
-                yaxis_title="CPU seconds (one run)")
+                    mode="lines", name=f"ε = {RACE_EPS:g}, the claim's", line=dict(color=REF_GREY, dash="dot", width=1.5))
+    base_layout(fig, logx=True, logy=True, height=560, xaxis_title="requested (certified) accuracy ε",
+                yaxis_title="CPU seconds (one run)",
+                title=f"CPU time against the accuracy asked (one instance, n = {data['n']:,})")
     # accuracy grows to the right: a reversed log axis (plotly takes its range in log10 units)
     fig.update_xaxes(range=[np.log10(2 * span[1]), np.log10(span[0] / 2)])
     fig.update_yaxes(dtick=1)
@@ -627,8 +642,9 @@ def _john_step(alpha: float, iteration: int = 256) -> SliderStep:
     rad = np.max(np.hypot(px, py))
     dirs = A / np.linalg.norm(A, axis=1).max() * rad
     traces = [
-        go.Scatter(x=px, y=py, mode="lines", name="polytope ||Ay||∞ ≤ 1", line=dict(color="#333", width=2)),
-        go.Scatter(x=ex, y=ey, mode="lines", name="Lewis ellipsoid E", line=dict(color=color_for(0), width=2.5)),
+        go.Scatter(x=px, y=py, mode="lines", name="polytope ||Ay||∞ ≤ 1",
+                   line=dict(color=REF_GREY, width=2, dash="solid")),
+        go.Scatter(x=ex, y=ey, mode="lines", name="Lewis ellipsoid E", line=dict(color=color_for(0), width=2.5, dash="solid")),
         go.Scatter(x=sx, y=sy, mode="lines", name="√2·E (contains the polytope)", line=dict(color=color_for(0), dash="dash")),
         go.Scatter(x=ux, y=uy, mode="lines", name="leverage (uniform) ellipsoid", line=dict(color=color_for(1), dash="dot")),
         go.Scatter(x=dirs[:, 0], y=dirs[:, 1], mode="markers", name="rows a_i (size ∝ Lewis weight)",
@@ -636,8 +652,7 @@ def _john_step(alpha: float, iteration: int = 256) -> SliderStep:
     ]
     note = (f"α = {alpha:g}, iteration {iteration}: κ = max leverage = {kappa:.3f}; "
             f"uniform blow-up √(n·ℓmax) = {np.sqrt(n * lev.max()):.2f} vs √d = 1.41")
-    return SliderStep(f"{alpha:g}" if iteration == 256 else f"{alpha:g}/{iteration}", traces,
-                      dict(title=dict(text=note, x=0.01, y=0.98, font=dict(size=13))))
+    return SliderStep(f"{alpha:g}" if iteration == 256 else f"{alpha:g}/{iteration}", traces, frame_note(note))
 
 
 def _john_layout(fig: go.Figure) -> go.Figure:
@@ -651,8 +666,9 @@ def john_figure(alpha: float = 1.2, iteration: int = 256) -> go.Figure:
     iteration = check_choice(iteration, "iteration", JOHN_ITERS)
     st = _john_step(alpha, iteration)
     fig = go.Figure(st.traces)
-    base_layout(fig, xaxis_title="y₁ (dimensionless)", yaxis_title="y₂ (dimensionless)", height=560)
-    fig.update_layout(**st.layout, margin=dict(t=130))
+    note = st.layout["annotations"][0]["text"]
+    base_layout(fig, xaxis_title="y₁ (dimensionless)", yaxis_title="y₂ (dimensionless)", height=560, title=note)
+    fig.update_layout(margin=dict(t=130))
     return _john_layout(fig)
 
 
@@ -661,7 +677,8 @@ def john_slider_figure() -> go.Figure:
     steps = [_john_step(a) for a in JOHN_ALPHAS]
     fig = slider_figure(steps, slider_label="Pareto exponent α of the row scales (small = coherent)",
                         active=JOHN_ALPHAS.index(1.2), xaxis_title="y₁ (dimensionless)",
-                        yaxis_title="y₂ (dimensionless)", height=600, fixed_axes=False)
+                        yaxis_title="y₂ (dimensionless)", height=620, fixed_axes=False,
+                        title="Lewis and uniform ellipsoids as the rows grow coherent (numbers in the corner)")
     fig.update_layout(margin=dict(t=130))
     return _john_layout(fig)
 
@@ -716,13 +733,14 @@ def _line_step(eta: float, eps: float, lewis: bool, frame: int) -> SliderStep:
                    marker=dict(size=size, color=color_for(2), opacity=0.65)),
         go.Scatter(x=np.r_[tt, tt[::-1]], y=np.r_[line + U[k], (line - U[k])[::-1]], fill="toself", mode="lines",
                    line=dict(width=0), fillcolor="rgba(31,119,180,0.15)", name="band ± U_t"),
-        go.Scatter(x=tt, y=line, mode="lines", name="least-squares line x_t", line=dict(color=color_for(0), width=2.5)),
+        go.Scatter(x=tt, y=line, mode="lines", name="least-squares line x_t",
+                   line=dict(color=color_for(0), width=2.5, dash="solid")),
         go.Scatter(x=its[: k + 1], y=U[: k + 1] / opt, mode="lines+markers", name="U_t / OPT",
-                   xaxis="x2", yaxis="y2", line=dict(color=color_for(1))),
+                   xaxis="x2", yaxis="y2", **line_style(1)),
         go.Scatter(x=its[: k + 1], y=L[: k + 1] / opt, mode="lines+markers", name="L_t / OPT",
-                   xaxis="x2", yaxis="y2", line=dict(color=color_for(3))),
+                   xaxis="x2", yaxis="y2", **line_style(3)),
         go.Scatter(x=[1, max(len(U), 2)], y=[1, 1], mode="lines", name="OPT (HiGHS)", xaxis="x2", yaxis="y2",
-                   line=dict(color="#333", dash="dot")),
+                   line=dict(color=REF_GREY, dash="dot")),
     ]
     return SliderStep(str(frame), traces)
 
@@ -765,7 +783,8 @@ def line_fit_slider_figure(eta: float = 1.0, eps: float = 0.05) -> go.Figure:
     if run["nit"] not in frames:
         frames.append(run["nit"])
     steps = [_line_step(eta, eps, True, f) for f in frames]
-    fig = slider_figure(steps, slider_label="iteration t", active=0, height=500, fixed_axes=False)
+    fig = slider_figure(steps, slider_label="iteration t", active=0, height=520, fixed_axes=False,
+                        title=f"MWU-IRLS on a line fit, Lewis floor, η = {eta:g}, ε = {eps:g}")
     return _line_layout(fig, max(run["nit"], 2))
 
 
