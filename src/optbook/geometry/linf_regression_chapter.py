@@ -650,8 +650,8 @@ def _john_step(alpha: float, iteration: int = 256) -> SliderStep:
         go.Scatter(x=dirs[:, 0], y=dirs[:, 1], mode="markers", name="rows a_i (size ∝ Lewis weight)",
                    marker=dict(size=4 + 30 * np.sqrt(w / 2), color=color_for(2), opacity=0.6)),
     ]
-    note = (f"α = {alpha:g}, iteration {iteration}: κ = max leverage = {kappa:.3f}; "
-            f"uniform blow-up √(n·ℓmax) = {np.sqrt(n * lev.max()):.2f} vs √d = 1.41")
+    note = (f"α = {alpha:g}, iteration {iteration}: κ = {kappa:.3f}<br>"
+            f"blow-up √(n·ℓmax) = {np.sqrt(n * lev.max()):.2f} vs √d = 1.41")
     return SliderStep(f"{alpha:g}" if iteration == 256 else f"{alpha:g}/{iteration}", traces, frame_note(note))
 
 
@@ -666,7 +666,7 @@ def john_figure(alpha: float = 1.2, iteration: int = 256) -> go.Figure:
     iteration = check_choice(iteration, "iteration", JOHN_ITERS)
     st = _john_step(alpha, iteration)
     fig = go.Figure(st.traces)
-    note = st.layout["annotations"][0]["text"]
+    note = st.layout["annotations"][0]["text"].replace("<br>", "; ")
     base_layout(fig, xaxis_title="y₁ (dimensionless)", yaxis_title="y₂ (dimensionless)", height=560, title=note)
     fig.update_layout(margin=dict(t=130))
     return _john_layout(fig)
