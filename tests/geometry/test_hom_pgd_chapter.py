@@ -74,7 +74,9 @@ def test_figures_build():
     assert len(ch.cost_figure(cost).data) == 3 and cost["Hom-PGD iteration"].shape == (2,)
     runs = {"a": ch.run_hom("facet", 15, 0, 3.0, 0.0, maxiter=50)}
     fig = ch.gap_figure(runs, ch.instance("facet", 15, 0).gap0, x="time", target=1e-6)
-    assert fig.layout.xaxis.type == "log" and len(fig.data) == 1
+    assert fig.layout.xaxis.type == "log" and len(fig.data) == 2  # the run and the target line
+    with pytest.raises(ValueError, match="x must be"):
+        ch.gap_figure(runs, 1.0, x="seconds")
 
 
 @pytest.mark.parametrize("explorer", [ch.EXPLORER_WARP, ch.EXPLORER_TWIN], ids=lambda e: e.name)
