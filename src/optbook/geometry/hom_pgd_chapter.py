@@ -756,9 +756,11 @@ def warp_traces(sides: int, cx: float, cy: float) -> tuple:
 
 
 def _two_panel(fig: go.Figure, left: str, right: str, lim: float = 1.25) -> go.Figure:
-    fig.update_layout(margin=dict(t=150), legend=dict(entrywidth=0.3, entrywidthmode="fraction"),xaxis=dict(domain=[0, 0.44], range=[-lim, lim], title_text=left + "<sub>1</sub>"),
+    """Two square panels side by side (axes named ``left`` and ``right``), legend above."""
+    fig.update_layout(margin=dict(t=130),
+                      xaxis=dict(domain=[0, 0.42], range=[-lim, lim], title_text=left + "<sub>1</sub>"),
                       yaxis=dict(range=[-lim, lim], scaleanchor="x", title_text=left + "<sub>2</sub>"),
-                      xaxis2=dict(domain=[0.54, 0.98], range=[-lim, lim], title_text=right + "<sub>1</sub>",
+                      xaxis2=dict(domain=[0.58, 0.98], range=[-lim, lim], title_text=right + "<sub>1</sub>",
                                   anchor="y2"),
                       yaxis2=dict(range=[-lim, lim], scaleanchor="x2", anchor="x2", title_text=right + "<sub>2</sub>"))
     return fig
@@ -870,14 +872,14 @@ def twin_traces(eta: float, cx: float = 0.0, cy: float = 0.0) -> list:
         go.Scatter(x=corners[:, 0], y=corners[:, 1], mode="lines", xaxis="x", yaxis="y", name="boundary of K",
                    line=dict(color="black", width=2)),
         go.Scatter(x=xp[:, 0], y=xp[:, 1], mode="lines+markers", xaxis="x", yaxis="y",
-                   name=f"PGD, final gap {gap_p:.0e}", line=dict(color=color_for(1)),
+                   name=f"PGD, gap {gap_p:.0e}", line=dict(color=color_for(1)),
                    marker=dict(size=4)),
         go.Scatter(x=xh[:, 0], y=xh[:, 1], mode="lines+markers", xaxis="x", yaxis="y",
-                   name=f"Hom-PGD in x, final gap {gap_h:.0e}", line=dict(color=color_for(0)), marker=dict(size=4)),
+                   name=f"Hom-PGD in x, gap {gap_h:.0e}", line=dict(color=color_for(0)), marker=dict(size=4)),
         go.Scatter(x=zh[:, 0], y=zh[:, 1], mode="lines+markers", xaxis="x2", yaxis="y2", name="Hom-PGD in z",
-                   line=dict(color=color_for(0), dash="dot"), marker=dict(size=4)),
+                   line=dict(color=color_for(0), dash="dot"), marker=dict(size=4), showlegend=False),
         go.Scatter(x=hit_x, y=hit_y, mode="markers", xaxis="x", yaxis="y",
-                   name="first ||z|| = 1", marker=dict(symbol="star", size=14, color=color_for(4))),
+                   name="first ||z|| = 1", marker=dict(symbol="star", size=14, color=color_for(4)), showlegend=False),
         go.Scatter(x=hz_x, y=hz_y, mode="markers", xaxis="x2", yaxis="y2", showlegend=False,
                    marker=dict(symbol="star", size=14, color=color_for(4))),
     ]
