@@ -1,4 +1,8 @@
-"""Tests of chapter 02: IHT with Sparse Polyak, Polyak and constant steps."""
+"""Tests of chapter 02's methods: IHT with Sparse Polyak, Polyak and constant steps (the
+chapter's experiments, claims and figures are tested in test_sparse_polyak_chapter.py)."""
+import inspect
+import subprocess
+import sys
 from itertools import combinations
 
 import numpy as np
@@ -72,10 +76,15 @@ def test_logistic_oracle_fit_is_stationary_on_support():
 def test_curvatures():
     X = np.random.default_rng(0).standard_normal((40, 100))
     assert sp.global_smoothness(X) == pytest.approx(np.linalg.eigvalsh(X.T @ X / 40)[-1])
+    assert sp.global_smoothness(X.T) == pytest.approx(np.linalg.eigvalsh(X @ X.T / 100)[-1])  # n > d path
     Ls = sp.restricted_smoothness(X, 5, rng=0)
     assert 0 < Ls <= sp.global_smoothness(X)
     assert sp.restricted_smoothness(X, 5, rng=0) == Ls  # deterministic under a seed
     assert sp.marchenko_pastur_edge(100, 400) == pytest.approx(9.0)
+
+
+def test_statistical_precision_formula():
+    assert sp.statistical_precision(0.5, 5, 200, 2000) == pytest.approx(2 * 0.5 * np.sqrt(5 * np.log(2000) / 200))
 
 
 # ------------------------------------------------------------------ methods
@@ -94,6 +103,16 @@ def test_sparse_polyak_with_full_threshold_equals_polyak(problem):
     assert np.array_equal(a.trace.step_size, b.trace.step_size, equal_nan=True)
 
 
+def test_default_gradient_threshold_is_the_projection_sparsity(problem):
+    """The paper's HT_s: s_g defaults to s~, the chapter's choice too."""
+    prob, _ = problem
+    a = sp.sparse_polyak(prob.fun, np.zeros(150), prob.jac, sparsity=6, f_hat=0.0, maxiter=20)
+    b = sp.sparse_polyak(prob.fun, np.zeros(150), prob.jac, sparsity=6, f_hat=0.0, grad_sparsity=6, maxiter=20)
+    c = sp.sparse_polyak(prob.fun, np.zeros(150), prob.jac, sparsity=6, f_hat=0.0, grad_sparsity=9, maxiter=20)
+    assert a.trace.meta["grad_sparsity"] == 6
+    assert np.array_equal(a.x, b.x) and not np.array_equal(a.trace.step_size, c.trace.step_size)
+
+
 def test_scale_invariance(problem):
     prob, f_hat = problem
     c = 7.5
@@ -107,19 +126,26 @@ def test_iterates_are_sparse_and_step_is_polyak_formula(problem):
     prob, f_hat = problem
     xs: list = []
     res = sp.sparse_polyak(prob.fun, np.zeros(150), prob.jac, sparsity=6, f_hat=f_hat, grad_sparsity=9,
-                           maxiter=5, callback=xs.append)
+                           gamma=0.7, maxiter=5, callback=xs.append)
     for t in range(5):
         g = prob.jac(xs[t])
-        eta = (prob.fun(xs[t]) - f_hat) / np.sum(sp.hard_threshold(g, 9) ** 2)
+        eta = 0.7 * (prob.fun(xs[t]) - f_hat) / np.sum(sp.hard_threshold(g, 9) ** 2)
         assert res.trace.step_size[t] == pytest.approx(eta)
+        assert res.trace["curvature"][t] == pytest.approx(0.7 / (2 * eta))  # curvature is before gamma
         assert np.allclose(xs[t + 1], sp.hard_threshold(xs[t] - eta * g, 6))
         assert np.count_nonzero(xs[t + 1]) <= 6
+
+
+def test_eta_max_caps_the_step(problem):
+    prob, _ = problem
+    res = sp.sparse_polyak(prob.fun, np.zeros(150), prob.jac, sparsity=6, f_hat=0.0, eta_max=0.05, maxiter=10)
+    assert np.nanmax(res.trace.step_size) == pytest.approx(0.05)
 
 
 def test_noiseless_exact_recovery():
     prob = sp.make_sparse_regression(100, 400, 3, 0.0, rng=0)
     common = dict(sparsity=6, f_hat=0.0, theta_star=prob.theta_star, tol=1e-8, maxiter=3000)
-    a = sp.sparse_polyak(prob.fun, np.zeros(400), prob.jac, grad_sparsity=9, **common)
+    a = sp.sparse_polyak(prob.fun, np.zeros(400), prob.jac, **common)
     b = sp.polyak_iht(prob.fun, np.zeros(400), prob.jac, **common)
     assert a.success and a.trace["error"][-1] <= 1e-8
     assert b.success and a.nit < b.nit / 2
@@ -132,23 +158,16 @@ def test_constant_step_decreases_objective(problem):
     assert np.all(np.diff(res.trace.objective) <= 1e-12)  # IHT with eta <= 1/L is monotone
 
 
-def test_low_dimension_both_rules_alike():
-    for d in (50, 100):
-        it = sp.compare_rules(d, n=400, seed=0, stop_at_precision=True, maxiter=500)["iters"]
-        assert it["polyak"] <= 3 * it["sparse_polyak"]
-
-
-def test_dimension_hurts_polyak_not_sparse_polyak():
-    small = sp.compare_rules(200, seed=3, stop_at_precision=True)["iters"]
-    big = sp.compare_rules(2000, seed=3, stop_at_precision=True)["iters"]
-    assert big["sparse_polyak"] <= 2 * small["sparse_polyak"]
-    assert big["polyak"] >= 3 * small["polyak"]
-
-
 def test_gap_closing_stops(problem):
-    prob, f_hat = problem
+    prob, _ = problem
     res = sp.polyak_iht(prob.fun, np.zeros(150), prob.jac, sparsity=6, f_hat=prob.fun(np.zeros(150)) + 1.0)
     assert res.nit == 0 and res.success and "gap" in res.message
+
+
+def test_divergence_is_reported(problem):
+    prob, _ = problem
+    res = sp.constant_step_iht(prob.fun, np.zeros(150), prob.jac, sparsity=6, eta=50.0, maxiter=200)
+    assert not res.success and "diverged" in res.message
 
 
 def test_determinism():
@@ -157,8 +176,10 @@ def test_determinism():
     assert np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y)
 
 
-def test_loglog_slope():
-    assert sp.loglog_slope([1, 10, 100], [3, 30, 300]) == pytest.approx(1.0)
+def test_importing_the_method_does_not_import_plotly():
+    code = "import sys; import optbook.classical.sparse_polyak; print('plotly' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
 
 
 # ------------------------------------------------------------------ bad input
@@ -166,64 +187,90 @@ def test_loglog_slope():
 def test_bad_inputs(problem):
     prob, f_hat = problem
     x0 = np.zeros(150)
-    with pytest.raises(ValueError, match="k"):
-        sp.hard_threshold(np.ones(3), -1)
-    with pytest.raises(ValueError, match="v"):
-        sp.hard_threshold([1.0, np.nan], 1)
-    with pytest.raises(ValueError, match="step"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, step="armijo", f_hat=f_hat)
-    with pytest.raises(ValueError, match="sparsity"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=0, f_hat=f_hat)
-    with pytest.raises(ValueError, match="sparsity"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=151, f_hat=f_hat)
-    with pytest.raises(ValueError, match="f_hat"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6)
-    with pytest.raises(ValueError, match="f_hat"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=np.inf)
-    with pytest.raises(ValueError, match="eta"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, step="constant")
-    with pytest.raises(ValueError, match="eta"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, step="constant", eta=-1.0)
-    with pytest.raises(ValueError, match="eta_max"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=f_hat, eta_max=0.0)
-    with pytest.raises(ValueError, match="grad_sparsity"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=f_hat, grad_sparsity=0)
-    with pytest.raises(ValueError, match="x0"):
-        sp.iht(prob.fun, np.full(150, np.nan), prob.jac, sparsity=6, f_hat=f_hat)
-    with pytest.raises(ValueError, match="theta_star"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=f_hat, theta_star=np.zeros(3))
-    with pytest.raises(ValueError, match="theta_star"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=f_hat, tol=0.1)
-    with pytest.raises(ValueError, match="maxiter"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=f_hat, maxiter=-1)
-    with pytest.raises(ValueError, match="callback"):
-        sp.iht(prob.fun, x0, prob.jac, sparsity=6, f_hat=f_hat, callback=3)
-    with pytest.raises(ValueError, match="s must be"):
-        sp.make_sparse_regression(10, 5, 6)
-    with pytest.raises(ValueError, match="sigma"):
-        sp.make_sparse_regression(10, 20, 2, sigma=-1.0)
-    with pytest.raises(ValueError, match="y"):
-        sp.SparseLeastSquares(np.ones((3, 4)), np.ones(2))
-    with pytest.raises(ValueError, match="X"):
-        sp.SparseLeastSquares(np.ones(3), np.ones(3))
-    with pytest.raises(ValueError, match="y"):
-        sp.SparseLogistic(np.ones((3, 4)), np.array([0.0, 1.0, 1.0]))
-    with pytest.raises(ValueError, match="support"):
-        prob.support_fit(np.array([0, 0]))
-    with pytest.raises(ValueError, match="problem"):
-        sp.oracle_fit(sp.SparseLeastSquares(np.ones((3, 4)), np.ones(3)))
-    with pytest.raises(ValueError, match="k"):
-        sp.restricted_smoothness(prob.X, 151)
-    with pytest.raises(ValueError, match="rules"):
-        sp.compare_rules(100, rules=("newton",))
-    with pytest.raises(ValueError, match="d_over_n"):
-        sp.d_explorer_figure(3.0)
-    with pytest.raises(ValueError, match="s_g"):
-        sp.threshold_explorer_figure(7)
+    bad = [
+        (sp.hard_threshold, (np.ones(3), -1), {}, "k"),
+        (sp.hard_threshold, ([1.0, np.nan], 1), {}, "v"),
+        (sp.hard_threshold, (np.ones((2, 2)), 1), {}, "v"),
+        (sp.hard_threshold, ([], 1), {}, "v"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, step="armijo", f_hat=f_hat), "step"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=0, f_hat=f_hat), "sparsity"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=151, f_hat=f_hat), "sparsity"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6), "f_hat"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=np.inf), "f_hat"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=np.nan), "f_hat"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, step="constant"), "eta"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, step="constant", eta=-1.0), "eta"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, step="constant", eta=np.nan), "eta"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, eta=0.1), "eta"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, eta_max=0.0), "eta_max"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, eta_max=np.nan), "eta_max"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, gamma=0.0), "gamma"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, gamma=np.inf), "gamma"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, grad_sparsity=0), "grad_sparsity"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, grad_sparsity=151), "grad_sparsity"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, step="polyak", f_hat=f_hat, grad_sparsity=9),
+         "grad_sparsity"),
+        (sp.iht, (prob.fun, np.full(150, np.nan), prob.jac), dict(sparsity=6, f_hat=f_hat), "x0"),
+        (sp.iht, (prob.fun, np.array([]), prob.jac), dict(sparsity=6, f_hat=f_hat), "x0"),
+        (sp.iht, (3, x0, prob.jac), dict(sparsity=6, f_hat=f_hat), "fun"),
+        (sp.iht, (prob.fun, x0, None), dict(sparsity=6, f_hat=f_hat), "jac"),
+        (sp.iht, (prob.fun, x0, lambda x: np.ones(3)), dict(sparsity=6, f_hat=f_hat), "jac"),
+        (sp.iht, (lambda x: np.nan, x0, prob.jac), dict(sparsity=6, f_hat=f_hat), "finite"),
+        (sp.iht, (lambda x: np.ones(2), x0, prob.jac), dict(sparsity=6, f_hat=f_hat), "fun must return a scalar"),
+        # a jac that goes wrong after x0 is caught at that iterate, not by a broadcasting error
+        (sp.iht, (prob.fun, x0, lambda x: prob.jac(x) if not x.any() else np.ones(3)), dict(sparsity=6, f_hat=f_hat),
+         "jac must return an array of shape"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, theta_star=np.zeros(3)), "theta_star"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, tol=0.1), "theta_star"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, tol=-1.0), "tol"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, tol=np.nan), "tol"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, maxiter=-1), "maxiter"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, maxiter=2.5), "maxiter"),
+        (sp.iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, callback=3), "callback"),
+        (sp.sparse_polyak, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=f_hat, grad_sparsity=-2),
+         "grad_sparsity"),
+        (sp.polyak_iht, (prob.fun, x0, prob.jac), dict(sparsity=6, f_hat=np.nan), "f_hat"),
+        (sp.constant_step_iht, (prob.fun, x0, prob.jac), dict(sparsity=6, eta=np.inf), "eta"),
+        (sp.make_sparse_regression, (10, 5, 6), {}, "s must be"),
+        (sp.make_sparse_regression, (0, 5, 1), {}, "n"),
+        (sp.make_sparse_regression, (10, 20, 2), dict(sigma=-1.0), "sigma"),
+        (sp.make_sparse_regression, (10, 20, 2), dict(sigma=np.nan), "sigma"),
+        (sp.make_sparse_logistic, (10, 20, 2), dict(norm=0.0), "norm"),
+        (sp.make_sparse_logistic, (10, 20, 0), {}, "s"),
+        (sp.SparseLeastSquares, (np.ones((3, 4)), np.ones(2)), {}, "y"),
+        (sp.SparseLeastSquares, (np.ones(3), np.ones(3)), {}, "X"),
+        (sp.SparseLeastSquares, (np.full((3, 4), np.inf), np.ones(3)), {}, "X"),
+        (sp.SparseLeastSquares, (np.ones((3, 4)), np.ones(3)), dict(theta_star=np.ones(3)), "theta_star"),
+        (sp.SparseLogistic, (np.ones((3, 4)), np.array([0.0, 1.0, 1.0])), {}, "y"),
+        (sp.SparseLogistic, (np.ones((0, 4)), np.ones(0)), {}, "X"),
+        (prob.support_fit, (np.array([0, 0]),), {}, "support"),
+        (prob.support_fit, (np.array([], dtype=int),), {}, "support"),
+        (prob.support_fit, (np.array([0, 150]),), {}, "support"),
+        (prob.fun, (np.full(150, np.nan),), {}, "x"),
+        (prob.jac, (np.zeros(3),), {}, "x"),
+        (sp.oracle_fit, (sp.SparseLeastSquares(np.ones((3, 4)), np.ones(3)),), {}, "problem"),
+        (sp.oracle_fit, ("regression",), {}, "problem"),
+        (sp.statistical_precision, (0.0, 5, 200, 2000), {}, "sigma"),
+        (sp.statistical_precision, (0.5, 5, 200, 1), {}, "d"),
+        (sp.statistical_precision, (0.5, 5, 200, 2000), dict(factor=np.nan), "factor"),
+        (sp.global_smoothness, (np.full((3, 3), np.nan),), {}, "X"),
+        (sp.marchenko_pastur_edge, (0, 10), {}, "n"),
+        (sp.restricted_smoothness, (prob.X, 151), {}, "k"),
+        (sp.restricted_smoothness, (prob.X, 5), dict(n_supports=0), "n_supports"),
+    ]
+    for func, args, kwargs, match in bad:
+        with pytest.raises(ValueError, match=match):
+            func(*args, **kwargs)
 
 
-def test_explorer_latency():
-    sp.threshold_slider_figure()  # fills the caches the live explorer shares
-    assert sp.EXPLORER_THRESHOLD.latency_ms()["median_ms"] < 150
-    fig = sp.threshold_explorer_figure(2000)
-    assert fig.data[2].y[-1] < 0.5  # the current-s_g line reached the floor
+def test_every_public_function_is_covered_by_the_bad_input_test():
+    """A new public function of the module must get its bad-input cases above."""
+    source = inspect.getsource(test_bad_inputs)
+    for name, obj in vars(sp).items():
+        if name.startswith("_") or not callable(obj) or getattr(obj, "__module__", None) != sp.__name__:
+            continue
+        if isinstance(obj, type) and not issubclass(obj, sp.Problem):
+            continue
+        if not isinstance(obj, type) and not inspect.signature(obj).parameters:
+            continue  # takes no input
+        assert f"sp.{name}" in source or f"prob.{name}" in source, f"{sp.__name__}.{name} has no bad-input case"

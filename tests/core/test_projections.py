@@ -46,3 +46,12 @@ def test_ball_projection():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_simplex_projection_keeps_precision_for_huge_entries():
+    y = np.array([1e16 + 2.0, 1e16, 1e16 - 2.0, -3.0])  # representable: the spacing at 1e16 is 2
+    np.testing.assert_allclose(project_simplex(y), [1.0, 0.0, 0.0, 0.0], atol=1e-12)
+    z = np.array([1e16, 1e16, 5.0])
+    np.testing.assert_allclose(project_simplex(z), [0.5, 0.5, 0.0], atol=1e-12)
+    batch = np.stack([y, np.array([3.0, 1.0, 0.0, -1.0]) + 1e16])
+    np.testing.assert_allclose(project_simplex(batch, axis=1)[1], [1.0, 0.0, 0.0, 0.0], atol=1e-12)

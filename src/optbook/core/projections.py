@@ -19,6 +19,9 @@ def project_simplex(y, axis: int = -1) -> np.ndarray:
     if not np.all(np.isfinite(y)):
         raise ValueError("y must be finite (found NaN or inf)")
     ym = np.moveaxis(y, axis, 0)
+    # The projection commutes with a shift (tau moves with it): subtract the largest entry first,
+    # so the cumulative sums start near 0 and keep their precision for entries like 1e16.
+    ym = ym - ym.max(axis=0, keepdims=True)
     d = ym.shape[0]
     s = -np.sort(-ym, axis=0)
     css = np.cumsum(s, axis=0) - 1.0
