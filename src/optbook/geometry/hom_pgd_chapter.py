@@ -19,7 +19,6 @@ import plotly.graph_objects as go
 from ..claims import Criterion, Measured, claim
 from ..core import (
     Result,
-    Trace,
     Tuning,
     check_choice,
     check_in_range,
@@ -514,7 +513,8 @@ def claim_gauge_map(fast: bool = False) -> Measured:
         Z = gen.standard_normal((200, K.n))
         Z *= (gen.uniform(0.01, 1.0, 200) / np.linalg.norm(Z, axis=1))[:, None]
         X = K.psi(Z)
-        round_trip = max(round_trip, float(np.abs(K.psi_inv(X) - Z).max()), float(np.abs(K.psi(K.psi_inv(X)) - X).max()))
+        round_trip = max(round_trip, float(np.abs(K.psi_inv(X) - Z).max()),
+                         float(np.abs(K.psi(K.psi_inv(X)) - X).max()))
         S = Z / np.linalg.norm(Z, axis=1, keepdims=True)
         boundary = max(boundary, float(np.abs(K.constraint_values(K.psi(S)).max(axis=1)).max()))
     return Measured({"round_trip_error": round_trip, "boundary_error": boundary},
@@ -643,9 +643,9 @@ def growth_figure(n: int = CORNER_N, seed: int = 0) -> go.Figure:
     for i, geometry in enumerate(GEOMETRIES):
         p = instance(geometry, n, seed)
         ts, vals = growth_profile(p)
+        where = {"interior": "inside K", "facet": "on one facet", "corner": f"at a corner ({p.active} active)"}
         fig.add_trace(go.Scatter(x=ts, y=np.maximum(vals, 1e-300), mode="lines+markers", marker=dict(size=4),
-                                 name=f"x* {'inside K' if geometry == 'interior' else 'on one facet' if geometry == 'facet' else f'at a corner ({p.active} active)'}: "
-                                      f"slope {loglog_slope(ts[8:22], vals[8:22]):.2f}",
+                                 name=f"x* {where[geometry]}: slope {loglog_slope(ts[8:22], vals[8:22]):.2f}",
                                  line=dict(color=color_for(i))))
     return base_layout(fig, logx=True, logy=True, xaxis_title="distance t from z* (along the sphere if z* is on it)",
                        yaxis_title="h(z(t)) - f*", title="Smooth minima grow like t^2, the corner like t")
@@ -746,7 +746,8 @@ def warp_traces(sides: int, cx: float, cy: float) -> tuple:
     Z = np.column_stack([(r * np.cos(t)).ravel(), (r * np.sin(t)).ravel()])
     X = K.psi(Z)
     det = _f32(np.log10(_jac_det(K, Z)))
-    traces.append(go.Scatter(x=_f32(X[:, 0]), y=_f32(X[:, 1]), mode="markers", xaxis="x2", yaxis="y2", name="log10 |det J_psi|",
+    traces.append(go.Scatter(x=_f32(X[:, 0]), y=_f32(X[:, 1]), mode="markers", xaxis="x2", yaxis="y2",
+                             name="log10 |det J_psi|",
                              marker=dict(size=7, color=det, cmin=-1.5, cmax=1.0, colorscale="RdBu_r",
                                          colorbar=dict(title=dict(text="log10 |det J|", side="right"), x=1.02)),
                              showlegend=False))
