@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 import torch
-from scipy.optimize import minimize
+from scipy.optimize import linprog, minimize
 
 from optbook.geometry import hom_pgd as H
 
@@ -257,7 +257,7 @@ def test_frank_wolfe_variants_keep_their_active_set_and_bound_the_gap(poly, vari
     w, _ = H.project_polytope(C.T @ y, np.linalg.solve(C, M.T).T, h, tol=1e-14, maxiter=50000)
     f_star = fun(np.linalg.solve(C.T, w))
     res = H.frank_wolfe(fun, poly.x0, jac, K=poly, variant=variant, step=step, L=1.0, f_star=f_star, tol=1e-300,
-                        maxiter=150)
+                        maxiter=250)
     assert np.allclose(res.weights @ res.atoms, res.x, atol=1e-10)  # x is the convex combination
     assert np.all(res.weights > 0) and res.weights.sum() == pytest.approx(1.0)
     assert res.trace["violation"].max() <= 1e-9
@@ -269,6 +269,29 @@ def test_frank_wolfe_variants_keep_their_active_set_and_bound_the_gap(poly, vari
         assert gaps[-1] <= 1e-8 * gaps[0]  # linear rate on a polytope
     if variant == "vanilla":
         assert gaps[-1] > 1e-6 * gaps[0]   # sublinear: x* is not a vertex
+
+
+def test_linear_oracle_is_warm_started_highs_and_agrees_with_linprog(poly, monkeypatch):
+    M, h = poly.polytope()
+    oracle = H.LinearOracle(M, h)
+    assert oracle._highs is not None  # highspy is installed here (cvxpy brings it)
+    G = np.random.default_rng(4).standard_normal((20, poly.n))
+    for g in G:
+        s, failure = oracle(g)
+        ref = linprog(g, A_ub=M, b_ub=h, bounds=(None, None), method="highs")
+        assert failure == "" and g @ s == pytest.approx(ref.fun, abs=1e-9) and np.max(M @ s - h) <= 1e-9
+    assert oracle.calls == len(G)
+    # HiGHS prints a banner from C++ once per process, on the first solver object: a fresh process
+    # shows that it never reaches stdout (a notebook would show it).
+    out = subprocess.run([sys.executable, "-c", "import numpy as np; from optbook.geometry.hom_pgd import "
+                          "LinearOracle as O; print(O(np.eye(2), np.ones(2))(-np.ones(2))[0])"],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[1. 1.]"
+    monkeypatch.setitem(sys.modules, "highspy", None)  # without highspy: a fresh linprog per call
+    fallback = H.LinearOracle(M, h)
+    assert fallback._highs is None
+    s, failure = fallback(G[0])
+    assert failure == "" and G[0] @ s == pytest.approx(linprog(G[0], A_ub=M, b_ub=h, bounds=(None, None)).fun)
 
 
 def test_frank_wolfe_line_search_is_exact_on_a_quadratic(poly):

@@ -17,10 +17,14 @@ The book's experiments, figures and claims are in :mod:`optbook.geometry.hom_pgd
 """
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 from scipy.optimize import linprog, minimize
+from scipy.sparse import csc_matrix
 
 from ..core import (
     Result,
@@ -399,8 +403,9 @@ def hom_pgd(
         L_h is the smoothness constant of h (about L_f R^2 for R the largest distance from x0 to
         the boundary of K).
     momentum : float
-        Heavy-ball momentum in [0, 1) (torch.optim.SGD's rule v = momentum v + grad h, the
-        repository's default acceleration).
+        Heavy-ball momentum in [0, 1) (torch.optim.SGD's rule v = momentum v + grad h). The
+        repository's default acceleration averages instead, m = momentum m + (1 - momentum) grad h,
+        which is the same iteration with eta scaled by (1 - momentum).
     step_rule : {'constant', 'adaptive', 'diminish'}
         'constant': eta throughout (the paper's rule). 'adaptive' (the repository's default):
         eta <- max(decay eta, min_eta) after every step that raised f. 'diminish' (the
@@ -546,6 +551,74 @@ def pgd_projection(
     return run.result(x, f, success=success, message=message, nfev=n_it, njev=n_it)
 
 
+@contextmanager
+def _stdout_fd_silenced():
+    """Send file descriptor 1 to /dev/null for the duration: HiGHS prints a banner from C++ when a
+    solver object is created, which Python's redirect_stdout cannot catch and a notebook would show."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+class LinearOracle:
+    """The linear minimisation oracle s(g) = argmin_{Ms <= h} <g, s> of Frank-Wolfe, warm-started.
+
+    One HiGHS model is built once and kept; each call changes only the
+    costs, so the simplex restarts from the previous optimal basis, which Frank-Wolfe's slowly
+    changing gradients keep nearly optimal, and nothing is rebuilt between calls (a fresh
+    ``scipy.optimize.linprog`` call rebuilds and re-solves the LP from scratch). Without the
+    ``highspy`` package (recent cvxpy installs it) each call falls back to a fresh ``linprog``.
+    """
+
+    def __init__(self, M: np.ndarray, h: np.ndarray) -> None:
+        self.M = check_matrix(M, "M")
+        self.h = check_vector(h, "h", self.M.shape[0])
+        self.calls = 0
+        try:
+            import highspy
+        except ImportError:
+            self._highs = None
+            return
+        with _stdout_fd_silenced():
+            hs = highspy.Highs()
+        hs.silent()
+        # HiGHS's smallest tolerances: a warm start keeps the previous vertex while its reduced costs
+        # are within the dual tolerance, and near x* the Frank-Wolfe gap itself is that small.
+        hs.setOptionValue("dual_feasibility_tolerance", 1e-10)
+        hs.setOptionValue("primal_feasibility_tolerance", 1e-10)
+        m, n = self.M.shape
+        inf = highspy.kHighsInf
+        lp = highspy.HighsLp()
+        lp.num_col_, lp.num_row_ = n, m
+        lp.col_cost_, lp.col_lower_, lp.col_upper_ = np.zeros(n), np.full(n, -inf), np.full(n, inf)
+        lp.row_lower_, lp.row_upper_ = np.full(m, -inf), self.h
+        A = csc_matrix(self.M)
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+        hs.passModel(lp)
+        self._highs, self._optimal, self._cols = hs, highspy.HighsModelStatus.kOptimal, np.arange(n, dtype=np.int32)
+
+    def __call__(self, g: np.ndarray) -> tuple[np.ndarray | None, str]:
+        """(s, '') at an optimal vertex, or (None, the solver's message) if the LP failed."""
+        self.calls += 1
+        if self._highs is None:
+            lp = linprog(g, A_ub=self.M, b_ub=self.h, bounds=(None, None), method="highs")
+            return (lp.x, "") if lp.status == 0 else (None, lp.message)
+        hs = self._highs
+        hs.changeColsCost(len(self._cols), self._cols, np.asarray(g, dtype=float))
+        hs.run()
+        status = hs.getModelStatus()
+        if status != self._optimal:
+            return None, hs.modelStatusToString(status)
+        return np.array(hs.getSolution().col_value), ""
+
+
 def _fw_line_search(jac, x: np.ndarray, d: np.ndarray, slope0: float, gamma_max: float) -> tuple[float, int]:
     """argmin over [0, gamma_max] of f(x + gamma d) for a convex f, from the derivative
     phi'(gamma) = grad f(x + gamma d).d: gamma_max if phi' <= 0 there, else the root of phi' by
@@ -593,7 +666,8 @@ def frank_wolfe(
     method_name: str | None = None,
 ) -> Result:
     """Frank-Wolfe with a linear minimisation oracle s_k = argmin_{s in K} <grad f(x_k), s> (an LP
-    solved by HiGHS; K must be a polytope), in the three classical variants.
+    solved by HiGHS, warm-started from the previous basis: :class:`LinearOracle`; K must be a
+    polytope), in the three classical variants.
 
     Parameters
     ----------
@@ -628,12 +702,12 @@ def frank_wolfe(
     atoms, weights = x[None, :].copy(), np.ones(1)
     njev, nfev = 1, 1
     message, success = "maximum number of iterations reached", False
+    oracle = LinearOracle(M, h)
     for k in range(maxiter + 1):
-        lp = linprog(g, A_ub=M, b_ub=h, bounds=(None, None), method="highs")
-        if lp.status != 0:
-            message = f"the linear oracle failed: {lp.message}"
+        s, failure = oracle(g)
+        if s is None:
+            message = f"the linear oracle failed: {failure}"
             break
-        s = lp.x
         fw_gap = float(g @ (x - s))
         if run.record(x, f, fw_gap, fw_gap=fw_gap, atoms=float(len(weights))):
             message, success = "stopping tolerance reached", True
