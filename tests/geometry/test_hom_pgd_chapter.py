@@ -102,6 +102,12 @@ def test_bad_input():
         ch.quadratic_metric(4, 0.5)
     with pytest.raises(ValueError, match="map_"):
         ch.run_hom("facet", 10, 0, 1.0, map_="sphere")
+    with pytest.raises(ValueError, match="rel_tol"):
+        ch.run_hom("facet", 10, 0, 1.0, rel_tol=np.nan)
+    with pytest.raises(ValueError, match="rel_tol"):
+        ch.run_fw("facet", 10, 0, "away", "line-search", rel_tol=0.0)
+    with pytest.raises(ValueError, match="rel must be"):
+        ch.iterations_to(ch.run_hom("facet", 10, 0, 1.0, maxiter=5), 1.0, -1.0)
     with pytest.raises(ValueError, match="n_dirs"):
         ch.growth_exponent(ch.instance("facet", 10, 0), n_dirs=0)
     with pytest.raises(ValueError, match="n_values"):
