@@ -607,7 +607,8 @@ def corner_runs(n: int = CORNER_N, seed: int = 0) -> dict[str, Result]:
     const = min((st for st in tuning.settings if st["step_rule"] == "constant"),
                 key=lambda st: tuning.scores[tuning.settings.index(st)])
     runs = {f"Hom-PGD, {best['step_rule']} rule (tuned)": run_hom("corner", n, seed, **best, maxiter=CORNER_CAP),
-            f"Hom-PGD, constant step {const['eta']:g}": run_hom("corner", n, seed, **const, maxiter=CORNER_CAP),
+            f"Hom-PGD, constant step {const['eta']:g}, momentum {const['momentum']:g}":
+                run_hom("corner", n, seed, **const, maxiter=CORNER_CAP),
             "PGD (exact projection)": corner_pgd(n, seed)}
     for name, res in runs.items():
         res.trace.method = name
