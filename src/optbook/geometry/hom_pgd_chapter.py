@@ -640,7 +640,7 @@ def gap_figure(runs: dict[str, Result], gap0: float, *, x: str = "iteration", lo
     if target is not None:
         xs = np.concatenate([np.asarray(tr.x, dtype=float) for tr in fig.data])
         fig.add_trace(go.Scatter(x=[xs.min(), xs.max()], y=[target, target], mode="lines", name=f"target {target:.0e}",
-                                 line=dict(color="#888", dash="dot", width=1.5), hoverinfo="skip"))
+                                 line=dict(color=color_for(4), dash="dot", width=1.5), hoverinfo="skip"))
     if phases:
         fig.update_layout(**phase_layout(phases, logx=logx))
     return base_layout(fig, logy=True, logx=logx, title=title,
@@ -767,11 +767,12 @@ def warp_traces(sides: int, cx: float, cy: float) -> tuple:
     K = regular_polygon(sides, (cx, cy))
     lines = _polar_grid()
     traces = []
-    for name, group, color in (("circles |z| = const", lines[:5], "#1f77b4"), ("rays", lines[5:], "#999")):
+    for name, group, color, dash in (("circles |z| = const", lines[:5], color_for(0), "solid"),
+                                     ("rays", lines[5:], color_for(4), "dot")):
         for axes, mapper in ((("x", "y"), None), (("x2", "y2"), K.psi)):
             pts = np.vstack([np.vstack([zl if mapper is None else mapper(zl), [np.nan, np.nan]]) for zl in group])
             traces.append(go.Scatter(x=_f32(pts[:, 0]), y=_f32(pts[:, 1]), mode="lines", xaxis=axes[0], yaxis=axes[1],
-                                     line=dict(color=color, width=1.4), name=name, showlegend=axes[0] == "x",
+                                     line=dict(color=color, dash=dash, width=1.4), name=name, showlegend=axes[0] == "x",
                                      hoverinfo="skip", connectgaps=False))
     r, t = np.meshgrid(np.linspace(0.15, 0.95, 6), np.linspace(0, 2 * np.pi, 24, endpoint=False))
     Z = np.column_stack([(r * np.cos(t)).ravel(), (r * np.sin(t)).ravel()])
@@ -783,7 +784,7 @@ def warp_traces(sides: int, cx: float, cy: float) -> tuple:
                                          colorbar=dict(title=dict(text="log10 |det J|", side="right"), x=1.02)),
                              showlegend=False))
     traces.append(go.Scatter(x=[cx], y=[cy], mode="markers", xaxis="x2", yaxis="y2", name="centre x0",
-                             marker=dict(symbol="x", size=12, color="black")))
+                             marker=dict(symbol="x", size=12, color=color_for(4))))
     return tuple(traces)
 
 
@@ -902,7 +903,7 @@ def twin_traces(eta: float, cx: float = 0.0, cy: float = 0.0) -> list:
                    ncontours=22, opacity=0.75, xaxis="x2", yaxis="y2", hoverinfo="skip",
                    colorbar=dict(title=dict(text="log10(h - f*)", side="right"), x=1.02)),
         go.Scatter(x=corners[:, 0], y=corners[:, 1], mode="lines", xaxis="x", yaxis="y", name="boundary of K",
-                   line=dict(color="black", width=2)),
+                   line=dict(color=color_for(4), width=2)),
         go.Scatter(x=xp[:, 0], y=xp[:, 1], mode="lines+markers", xaxis="x", yaxis="y",
                    name=f"PGD, gap {gap_p:.0e}", line=dict(color=color_for(1)),
                    marker=dict(size=4)),
