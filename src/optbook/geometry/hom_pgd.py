@@ -9,21 +9,23 @@ rescaling: every iterate x_k = psi(z_k) is feasible and no LP, QP or projection 
 :class:`GaugeSet` holds K (halfspaces, a box, balls, convex quadratics; the gauge of the
 intersection is the max of the gauges), its map, inverse and closed-form vector-Jacobian product.
 :func:`hom_pgd` is the method; :func:`pgd_projection` (exact projection through the dual, with
-L-BFGS-B), :func:`frank_wolfe` (HiGHS linear oracle) and :func:`quadratic_penalty` are the
-baselines. Every method has the ``scipy.optimize.minimize`` shape and returns a
-:class:`~optbook.core.Result` with a ``trace``.
+L-BFGS-B), :func:`frank_wolfe` (HiGHS linear oracle; vanilla, away-step and pairwise) and
+:func:`quadratic_penalty` are the baselines. Every method has the ``scipy.optimize.minimize``
+shape and returns a :class:`~optbook.core.Result` with a ``trace``.
+
+The book's experiments, figures and claims are in :mod:`optbook.geometry.hom_pgd_chapter`.
 """
 from __future__ import annotations
 
-import time
+import os
+import sys
 from collections.abc import Callable, Sequence
-from functools import lru_cache
+from contextlib import contextmanager
 
 import numpy as np
-import plotly.graph_objects as go
 from scipy.optimize import linprog, minimize
+from scipy.sparse import csc_matrix
 
-from ..claims import Measured, claim
 from ..core import (
     Result,
     RunRecorder,
@@ -34,17 +36,24 @@ from ..core import (
     check_matrix,
     check_positive,
     check_vector,
-    loglog_slope,
 )
-from ..viz import SliderStep, base_layout, color_for, slider_figure
-from ..widgets import Explorer, Slider
 
 Fun = Callable[[np.ndarray], float]
 Jac = Callable[[np.ndarray], np.ndarray]
-_TINY = 1e-300
 
 
 # --------------------------------------------------------------------------- the set and its map
+
+
+def _bounds(v, name: str, n: int, bad_inf: float) -> np.ndarray | None:
+    """A length-n bound vector (None stays None); NaN and the wrong infinity are refused."""
+    if v is None:
+        return None
+    arr = np.asarray(v, dtype=float)
+    if arr.shape != (n,) or np.isnan(arr).any() or (arr == bad_inf).any():
+        sign = "+" if bad_inf < 0 else "-"
+        raise ValueError(f"{name} must be a length-{n} array of numbers or {sign}inf")
+    return arr
 
 
 def chebyshev_center(A: np.ndarray, b: np.ndarray, lower: np.ndarray | None = None,
@@ -58,17 +67,12 @@ def chebyshev_center(A: np.ndarray, b: np.ndarray, lower: np.ndarray | None = No
     n = A.shape[1]
     b = check_vector(b, "b", A.shape[0])
     rows, rhs = [A], [b]
-    if lower is not None:
-        lo = np.asarray(lower, dtype=float)
-        if lo.shape != (n,) or np.isnan(lo).any() or np.isposinf(lo).any():
-            raise ValueError(f"lower must be a length-{n} array of numbers or -inf")
+    lo, up = _bounds(lower, "lower", n, np.inf), _bounds(upper, "upper", n, -np.inf)
+    if lo is not None:
         keep = np.isfinite(lo)
         rows.append(-np.eye(n)[keep])
         rhs.append(-lo[keep])
-    if upper is not None:
-        up = np.asarray(upper, dtype=float)
-        if up.shape != (n,) or np.isnan(up).any() or np.isneginf(up).any():
-            raise ValueError(f"upper must be a length-{n} array of numbers or +inf")
+    if up is not None:
         keep = np.isfinite(up)
         rows.append(np.eye(n)[keep])
         rhs.append(up[keep])
@@ -127,6 +131,7 @@ class GaugeSet:
             c = check_vector(ball[0], f"balls[{i}] centre", n)
             n = c.size
             r = check_positive(ball[1], f"balls[{i}] radius")
+            # ||x - c||^2 <= r^2, written (x - c)^T (x - c) - r^2 <= 0 so the slack keeps its scale.
             quads.append((2.0 * np.eye(n), -2.0 * c, r * r - float(c @ c)))
         for i, quad in enumerate(quadratics):
             if len(quad) != 3:
@@ -147,8 +152,9 @@ class GaugeSet:
         self.n = n
         if A is None:
             self.A, self.b = np.zeros((0, n)), np.zeros(0)
-        self.lower = self._bound(lower, "lower", -np.inf)
-        self.upper = self._bound(upper, "upper", np.inf)
+        lo, up = _bounds(lower, "lower", n, np.inf), _bounds(upper, "upper", n, -np.inf)
+        self.lower = np.full(n, -np.inf) if lo is None else lo
+        self.upper = np.full(n, np.inf) if up is None else up
         if np.any(self.lower >= self.upper):
             raise ValueError("lower must be < upper in every coordinate")
         self.quads = quads
@@ -158,14 +164,6 @@ class GaugeSet:
             center, _ = chebyshev_center(self.A, self.b, self.lower, self.upper)
         self.x0 = check_vector(center, "center", n)
         self._prepare()
-
-    def _bound(self, v, name, fill):
-        if v is None:
-            return np.full(self.n, fill)
-        arr = np.asarray(v, dtype=float)
-        if arr.shape != (self.n,) or np.isnan(arr).any() or (arr == -fill).any():
-            raise ValueError(f"{name} must be a length-{self.n} array of numbers (or {fill})")
-        return arr
 
     def _prepare(self) -> None:
         x0 = self.x0
@@ -190,29 +188,47 @@ class GaugeSet:
         if np.any(self.gauge(probe) <= 0):
             raise ValueError("K must be bounded: some direction from center never leaves it (add a box)")
 
+    def _rows(self, Y, name: str) -> tuple[np.ndarray, bool]:
+        """Y as a finite (k, n) array, and whether it was one vector."""
+        try:
+            arr = np.asarray(Y, dtype=float)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{name} must be an array of numbers") from err
+        if arr.ndim not in (1, 2) or arr.shape[-1] != self.n or arr.size == 0:
+            raise ValueError(f"{name} must have shape ({self.n},) or (k, {self.n}), got {arr.shape}")
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} must be finite (found NaN or inf)")
+        return np.atleast_2d(arr), arr.ndim == 1
+
     # ------------------------------------------------------------------ gauges
     def gauges(self, Y: np.ndarray) -> np.ndarray:
         """Per-constraint gauges gamma_j(y) for each row of ``Y`` (k x n): one column per
         halfspace, then upper and lower box faces, then each ball/quadratic."""
-        Y = np.atleast_2d(Y)
+        Y, _ = self._rows(Y, "Y")
         cols = [np.maximum(Y @ self._As.T, 0.0), np.maximum(Y * self._inv_up, 0.0),
                 np.maximum(-Y * self._inv_lo, 0.0)]
         for Q, w, s in self._qs:
             bb = Y @ w
-            qq = np.einsum("ki,ij,kj->k", Y, Q, Y)
-            cols.append(((bb + np.sqrt(bb * bb + 2.0 * s * np.maximum(qq, 0.0))) / (2.0 * s))[:, None])
+            qq = np.maximum(np.einsum("ki,ij,kj->k", Y, Q, Y), 0.0)
+            root = np.sqrt(bb * bb + 2.0 * s * qq)
+            # The positive root of s g^2 - bb g - qq/2 = 0. For bb < 0 the textbook form
+            # (bb + root) / 2s cancels catastrophically; its conjugate qq / (root - bb) does not.
+            den = np.where(bb >= 0, 2.0 * s, root - bb)
+            num = np.where(bb >= 0, bb + root, qq)
+            cols.append(np.divide(num, den, out=np.zeros_like(num), where=den > 0)[:, None])
         return np.hstack(cols)
 
     def gauge(self, Y: np.ndarray) -> np.ndarray | float:
         """Minkowski gauge gamma_K(y) = inf{lambda > 0 : x0 + y/lambda in K} (max over constraints);
         a float for one vector, an array for the rows of a matrix."""
-        Y = np.asarray(Y, dtype=float)
-        g = self.gauges(Y).max(axis=1)
-        return float(g[0]) if Y.ndim == 1 else g
+        Y2, one = self._rows(Y, "Y")
+        g = self.gauges(Y2).max(axis=1)
+        return float(g[0]) if one else g
 
     def gauge_grad(self, y: np.ndarray) -> np.ndarray:
-        """Gradient of gamma_K at y: the gradient of the largest (active) constraint gauge."""
-        y = np.asarray(y, dtype=float)
+        """Gradient of gamma_K at y: the gradient of the largest (active) constraint gauge (at a
+        tie, the first of the tied constraints: one element of the subdifferential)."""
+        y = check_vector(y, "y", self.n)
         return self._grad_of(int(np.argmax(self.gauges(y)[0])), y)
 
     def _grad_of(self, j: int, y: np.ndarray) -> np.ndarray:
@@ -231,31 +247,32 @@ class GaugeSet:
             e[j] = -self._inv_lo[j]
             return e
         Q, w, s = self._qs[j - n]
-        bb, Qy = y @ w, Q @ y
+        bb, Qy = float(y @ w), Q @ y
         root = np.sqrt(bb * bb + 2.0 * s * max(float(y @ Qy), 0.0))
-        return (w + (bb * w + 2.0 * s * Qy) / max(root, _TINY)) / (2.0 * s)
+        gam = self.gauges(y)[0, m + 2 * n + (j - n)]
+        # Implicit differentiation of s g^2 - (w.y) g - y^T Q y / 2 = 0: no cancellation.
+        return (Qy + gam * w) / root if root > 0 else np.zeros(n)
 
     # ------------------------------------------------------------------ map, inverse, VJP
     def psi(self, Z: np.ndarray) -> np.ndarray:
         """The homeomorphism psi(z) = x0 + z ||z|| / gamma_K(z) from the unit ball onto K (rows of a
         matrix are mapped one by one); psi(0) = x0."""
-        Z = np.asarray(Z, dtype=float)
-        Z2 = np.atleast_2d(Z)
+        Z2, one = self._rows(Z, "Z")
         r = np.linalg.norm(Z2, axis=1)
         g = self.gauges(Z2).max(axis=1)
         scale = np.divide(r, g, out=np.zeros_like(r), where=r > 0)
         X = self.x0 + Z2 * scale[:, None]
-        return X[0] if Z.ndim == 1 else X
+        return X[0] if one else X
 
     def psi_inv(self, X: np.ndarray) -> np.ndarray:
         """The inverse map psi^{-1}(x) = (x - x0) gamma_K(x - x0) / ||x - x0|| (norm <= 1 iff x in K)."""
-        X = np.asarray(X, dtype=float)
-        Y = np.atleast_2d(X) - self.x0
+        X2, one = self._rows(X, "X")
+        Y = X2 - self.x0
         r = np.linalg.norm(Y, axis=1)
         g = self.gauges(Y).max(axis=1)
         scale = np.divide(g, r, out=np.zeros_like(r), where=r > 0)
         Z = Y * scale[:, None]
-        return Z[0] if X.ndim == 1 else Z
+        return Z[0] if one else Z
 
     def vjp(self, z: np.ndarray, g: np.ndarray) -> np.ndarray:
         """Closed-form vector-Jacobian product J_psi(z)^T g, the latent gradient of h = f o psi.
@@ -263,8 +280,10 @@ class GaugeSet:
         With r = ||z|| and gamma = gamma_K(z): psi(z) = x0 + r z / gamma, so
         J^T g = (r g + (z.g / r) z) / gamma - (r z.g / gamma^2) grad gamma(z).
         Valid wherever one constraint is active and z != 0 (psi is not differentiable at 0 or on
-        the kinks where the active constraint changes).
+        the kinks where the active constraint changes; there it uses the first tied constraint).
         """
+        z = check_vector(z, "z", self.n)
+        g = check_vector(g, "g", self.n)
         r = float(np.linalg.norm(z))
         if r == 0.0:
             raise ValueError("z must be nonzero: psi is not differentiable at z = 0")
@@ -276,18 +295,17 @@ class GaugeSet:
 
     def constraint_values(self, X: np.ndarray) -> np.ndarray:
         """g_j(x) for every constraint (<= 0 means satisfied); rows of a matrix one by one."""
-        X = np.asarray(X, dtype=float)
-        X2 = np.atleast_2d(X)
+        X2, one = self._rows(X, "X")
         fin_u, fin_l = np.isfinite(self.upper), np.isfinite(self.lower)
         cols = [X2 @ self.A.T - self.b, (X2 - self.upper)[:, fin_u], (self.lower - X2)[:, fin_l]]
         for Q, q, beta in self.quads:
             cols.append((0.5 * np.einsum("ki,ij,kj->k", X2, Q, X2) + X2 @ q - beta)[:, None])
         out = np.hstack(cols)
-        return out[0] if X.ndim == 1 else out
+        return out[0] if one else out
 
     def max_violation(self, x: np.ndarray) -> float:
         """max_j g_j(x): negative inside K, 0 on the boundary, positive outside."""
-        return float(np.max(self.constraint_values(x)))
+        return float(np.max(self.constraint_values(check_vector(x, "x", self.n))))
 
     def polytope(self) -> tuple[np.ndarray, np.ndarray]:
         """(M, h) with K = {Mx <= h}: the halfspaces and finite box faces (no curved families)."""
@@ -330,7 +348,23 @@ def _start(x0, K, fun, jac):
     return K, x
 
 
+def _evaluate(fun, jac, x, n) -> tuple[float, np.ndarray]:
+    """f(x) and grad f(x), checked: a NaN from the user's objective stops nothing silently."""
+    f = float(fun(x))
+    g = np.asarray(jac(x), dtype=float)
+    if g.shape != (n,):
+        raise ValueError(f"jac must return an array of shape ({n},), got {g.shape}")
+    if not (np.isfinite(f) and np.isfinite(g).all()):
+        raise ValueError("fun or jac returned a non-finite value at a feasible point")
+    return f, g
+
+
 # --------------------------------------------------------------------------- Hom-PGD
+
+
+def _ball(z: np.ndarray) -> np.ndarray:
+    """Projection onto the unit ball."""
+    return z / max(1.0, float(np.linalg.norm(z)))
 
 
 def hom_pgd(
@@ -339,9 +373,11 @@ def hom_pgd(
     jac: Jac,
     *,
     K: GaugeSet,
-    step_rule: str = "armijo",
-    eta: float = 1.0,
+    eta: float = 0.1,
     momentum: float = 0.0,
+    step_rule: str = "constant",
+    decay: float = 0.999,
+    min_eta: float = 1e-6,
     tol: float = 1e-10,
     stop: str = "gap",
     f_star: float | None = None,
@@ -362,17 +398,24 @@ def hom_pgd(
         direction when x0 is the centre, where psi is not differentiable).
     K : GaugeSet
         The constraint set with its interior point.
-    step_rule : {'armijo', 'constant'}
-        'armijo': backtracking on h along the projected step, accepting
-        h(z+) <= h(z) + g.(z+ - z) + ||z+ - z||^2 / (2 eta), each search starting from twice the
-        last accepted eta (a 1/L_h estimate). 'constant': eta fixed, with optional heavy-ball
-        ``momentum`` (torch.optim.SGD's rule v = momentum v + g, the repository's default).
     eta : float
-        Constant step, or the first trial step of the Armijo search.
+        The latent step size. The paper's rates are for a constant step of order 1/L_h, where
+        L_h is the smoothness constant of h (about L_f R^2 for R the largest distance from x0 to
+        the boundary of K).
     momentum : float
-        In [0, 1); only with step_rule='constant'.
-    tol, stop, f_star : stopping rule: the gap f - f* (needs f_star) or the latent gradient
-        norm ||J_psi^T grad f|| at most tol.
+        Heavy-ball momentum in [0, 1) (torch.optim.SGD's rule v = momentum v + grad h). The
+        repository's default acceleration averages instead, m = momentum m + (1 - momentum) grad h,
+        which is the same iteration with eta scaled by (1 - momentum).
+    step_rule : {'constant', 'adaptive', 'diminish'}
+        'constant': eta throughout (the paper's rule). 'adaptive' (the repository's default):
+        eta <- max(decay eta, min_eta) after every step that raised f. 'diminish' (the
+        repository's other rule): eta / sqrt(k + 1), floored at min_eta. No rule searches along
+        the step, so none can stall at a kink of h, where a backtracking search shrinks its step
+        to nothing.
+    decay, min_eta : the 'adaptive' and 'diminish' rules' constants.
+    tol, stop, f_star : stopping rule: the gap f - f* (needs f_star) or the norm of the
+        gradient mapping ||z - P(z - grad h(z))|| (the stationarity measure of projected gradient
+        methods; it vanishes at a solution on the sphere, where grad h does not) at most tol.
 
     Returns
     -------
@@ -382,11 +425,11 @@ def hom_pgd(
         g_j(x_k), <= 0 means feasible), ``z_norm`` and ``step_size``.
     """
     K, x = _start(x0, K, fun, jac)
-    step_rule = check_choice(step_rule, "step_rule", ("armijo", "constant"))
+    step_rule = check_choice(step_rule, "step_rule", ("constant", "adaptive", "diminish"))
     eta = check_positive(eta, "eta")
     beta = check_in_range(momentum, "momentum", 0.0, 1.0, closed=(True, False))
-    if beta > 0 and step_rule != "constant":
-        raise ValueError("momentum needs step_rule='constant'")
+    decay = check_in_range(decay, "decay", 0.0, 1.0, closed=(False, True))
+    min_eta = check_positive(min_eta, "min_eta")
     maxiter = check_int(maxiter, "maxiter", minimum=0)
     run = _Run(method_name, K, f_star, tol, stop, callback)
     z = K.psi_inv(x)
@@ -394,50 +437,31 @@ def hom_pgd(
         u = as_rng(rng).standard_normal(K.n)
         z = 1e-6 * u / np.linalg.norm(u)
     x = K.psi(z)
-    f, g = float(fun(x)), np.asarray(jac(x), dtype=float)
+    f, g = _evaluate(fun, jac, x, K.n)
     nfev = njev = 1
     latent, v = [z.copy()], np.zeros(K.n)
     message, success = "maximum number of iterations reached", False
     for k in range(maxiter + 1):
         gz = K.vjp(z, g)
-        if run.record(x, f, float(np.linalg.norm(gz)), z_norm=float(np.linalg.norm(z))):
+        if run.record(x, f, float(np.linalg.norm(z - _ball(z - gz))), z_norm=float(np.linalg.norm(z))):
             message, success = "stopping tolerance reached", True
             break
         if k == maxiter:
             break
-        if step_rule == "constant":
-            v = beta * v + gz
-            z_new = z - eta * v
-            z_new /= max(1.0, float(np.linalg.norm(z_new)))
-            x_new = K.psi(z_new)
-            f_new = float(fun(x_new))
-            nfev += 1
-        else:
-            eta_try = 2.0 * eta
-            for _ in range(60):
-                z_new = z - eta_try * gz
-                z_new /= max(1.0, float(np.linalg.norm(z_new)))
-                d = z_new - z
-                x_new = K.psi(z_new)
-                f_new = float(fun(x_new))
-                nfev += 1
-                if f_new <= f + gz @ d + (d @ d) / (2.0 * eta_try):
-                    break
-                eta_try *= 0.5
-            else:
-                message = "Armijo backtracking failed (round-off or a kink at z)"
-                break
-            eta = eta_try
-        run.set_step(eta)
-        if not np.any(z_new - z) and step_rule == "armijo":
-            message = "no progress: the projected step is zero"
-            break
-        z, x, f = z_new, x_new, f_new
-        if np.linalg.norm(z) == 0.0:
+        lr = max(eta / np.sqrt(k + 1.0), min_eta) if step_rule == "diminish" else eta
+        v = beta * v + gz
+        z_new = _ball(z - lr * v)
+        if not np.any(z_new):
             message = "landed on the centre z = 0, where psi is not differentiable"
             break
-        g = np.asarray(jac(x), dtype=float)
+        x_new = K.psi(z_new)
+        f_new, g_new = _evaluate(fun, jac, x_new, K.n)
+        nfev += 1
         njev += 1
+        if step_rule == "adaptive" and f_new > f:
+            eta = max(eta * decay, min_eta)
+        run.set_step(lr)
+        z, x, f, g = z_new, x_new, f_new, g_new
         latent.append(z.copy())
     return run.result(x, f, success=success, message=message, nfev=nfev, njev=njev, z=z, latent=np.array(latent))
 
@@ -448,18 +472,21 @@ def hom_pgd(
 def project_polytope(y: np.ndarray, M: np.ndarray, h: np.ndarray, lam0: np.ndarray | None = None,
                      tol: float = 1e-12, maxiter: int = 5000) -> tuple[np.ndarray, np.ndarray]:
     """Euclidean projection of y onto {x : Mx <= h} through the dual problem
-    min_{lam >= 0} 1/2 ||M^T lam||^2 - lam^T (My - h), solved by L-BFGS-B; x = y - M^T lam.
+    min_{lam >= 0} 1/2 ||M^T lam||^2 - lam^T (My - h), solved by L-BFGS-B; x = y - M^T lam,
+    then polished on the active set the dual found.
 
-    Returns (x, lam); ``lam0`` warm-starts the dual. The primal x is clipped to nothing: its
-    feasibility is that of the dual solve (about ``tol``).
+    Returns (x, lam); ``lam0`` warm-starts the dual; ``tol`` is L-BFGS-B's projected-gradient
+    tolerance and ``maxiter`` its iteration cap.
     """
     M = check_matrix(M, "M")
     y = check_vector(y, "y", M.shape[1])
     h = check_vector(h, "h", M.shape[0])
+    tol = check_positive(tol, "tol")
+    maxiter = check_int(maxiter, "maxiter", minimum=1)
+    lam = np.zeros(M.shape[0]) if lam0 is None else np.maximum(check_vector(lam0, "lam0", M.shape[0]), 0.0)
     r = M @ y - h
     if np.all(r <= 0):
         return y.copy(), np.zeros(M.shape[0])
-    lam = np.zeros(M.shape[0]) if lam0 is None else np.maximum(check_vector(lam0, "lam0", M.shape[0]), 0.0)
 
     def dual(lam):
         w = M.T @ lam
@@ -469,14 +496,19 @@ def project_polytope(y: np.ndarray, M: np.ndarray, h: np.ndarray, lam0: np.ndarr
                    options={"gtol": tol, "ftol": 1e-16, "maxiter": maxiter, "maxcor": 20})
     lam = res.x
     x = y - M.T @ lam
-    # Polish: solve the KKT system on the active set the dual found (exact if it is the right one).
+    # Polish on the active set the dual found (exact if it is the right one): x - y is the
+    # min-norm solution of M_act (x - y) = h_act - M_act y, and M_act^T mu = y - x gives the
+    # multipliers; both by lstsq (SVD), never the normal equations M_act M_act^T.
     act = (lam > 0) | (M @ x - h > -1e-9)
-    mu = np.linalg.lstsq(M[act] @ M[act].T, r[act], rcond=None)[0]
-    x_pol = y - M[act].T @ mu
-    if np.all(mu >= -1e-12) and np.max(M @ x_pol - h) <= max(1e-12, float(np.max(M @ x - h))):
-        lam = np.zeros_like(lam)
-        lam[act] = np.maximum(mu, 0.0)
-        x = x_pol
+    if act.any():
+        Ma = M[act]
+        d = np.linalg.lstsq(Ma, -r[act], rcond=None)[0]
+        mu = np.linalg.lstsq(Ma.T, -d, rcond=None)[0]
+        x_pol = y + d
+        if np.all(mu >= -1e-12) and np.max(M @ x_pol - h) <= max(1e-12, float(np.max(M @ x - h))):
+            lam = np.zeros_like(lam)
+            lam[act] = np.maximum(mu, 0.0)
+            x = x_pol
     return x, lam
 
 
@@ -496,13 +528,13 @@ def pgd_projection(
 ) -> Result:
     """Projected gradient descent x+ = Pi_K(x - eta grad f(x)) with the exact projection of
     :func:`project_polytope`, warm-started from the previous dual (the paper's PGD baseline).
-    K must be a polytope."""
+    K must be a polytope. ``stop='grad_norm'`` stops on the gradient mapping ||x - x+|| / eta."""
     K, x = _start(x0, K, fun, jac)
     M, h = K.polytope()
     eta = check_positive(eta, "eta")
     maxiter = check_int(maxiter, "maxiter", minimum=0)
     run = _Run(method_name, K, f_star, tol, stop, callback)
-    f, g = float(fun(x)), np.asarray(jac(x), dtype=float)
+    f, g = _evaluate(fun, jac, x, K.n)
     lam = None
     message, success = "maximum number of iterations reached", False
     for k in range(maxiter + 1):
@@ -514,9 +546,107 @@ def pgd_projection(
             break
         run.set_step(eta)
         x = x_plus
-        f, g = float(fun(x)), np.asarray(jac(x), dtype=float)
+        f, g = _evaluate(fun, jac, x, K.n)
     n_it = len(run.trace)
     return run.result(x, f, success=success, message=message, nfev=n_it, njev=n_it)
+
+
+@contextmanager
+def _stdout_fd_silenced():
+    """Send file descriptor 1 to /dev/null for the duration: HiGHS prints a banner from C++ when a
+    solver object is created, which Python's redirect_stdout cannot catch and a notebook would show."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+class LinearOracle:
+    """The linear minimisation oracle s(g) = argmin_{Ms <= h} <g, s> of Frank-Wolfe, warm-started.
+
+    One HiGHS model is built once and kept; each call changes only the
+    costs, so the simplex restarts from the previous optimal basis, which Frank-Wolfe's slowly
+    changing gradients keep nearly optimal, and nothing is rebuilt between calls (a fresh
+    ``scipy.optimize.linprog`` call rebuilds and re-solves the LP from scratch). Without the
+    ``highspy`` package (recent cvxpy installs it) each call falls back to a fresh ``linprog``.
+    """
+
+    def __init__(self, M: np.ndarray, h: np.ndarray) -> None:
+        self.M = check_matrix(M, "M")
+        self.h = check_vector(h, "h", self.M.shape[0])
+        self.calls = 0
+        try:
+            import highspy
+        except ImportError:
+            self._highs = None
+            return
+        with _stdout_fd_silenced():
+            hs = highspy.Highs()
+        hs.silent()
+        # HiGHS's smallest tolerances: a warm start keeps the previous vertex while its reduced costs
+        # are within the dual tolerance, and near x* the Frank-Wolfe gap itself is that small.
+        hs.setOptionValue("dual_feasibility_tolerance", 1e-10)
+        hs.setOptionValue("primal_feasibility_tolerance", 1e-10)
+        m, n = self.M.shape
+        inf = highspy.kHighsInf
+        lp = highspy.HighsLp()
+        lp.num_col_, lp.num_row_ = n, m
+        lp.col_cost_, lp.col_lower_, lp.col_upper_ = np.zeros(n), np.full(n, -inf), np.full(n, inf)
+        lp.row_lower_, lp.row_upper_ = np.full(m, -inf), self.h
+        A = csc_matrix(self.M)
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+        hs.passModel(lp)
+        self._highs, self._optimal, self._cols = hs, highspy.HighsModelStatus.kOptimal, np.arange(n, dtype=np.int32)
+
+    def __call__(self, g: np.ndarray) -> tuple[np.ndarray | None, str]:
+        """(s, '') at an optimal vertex, or (None, the solver's message) if the LP failed."""
+        self.calls += 1
+        if self._highs is None:
+            lp = linprog(g, A_ub=self.M, b_ub=self.h, bounds=(None, None), method="highs")
+            return (lp.x, "") if lp.status == 0 else (None, lp.message)
+        hs = self._highs
+        hs.changeColsCost(len(self._cols), self._cols, np.asarray(g, dtype=float))
+        hs.run()
+        status = hs.getModelStatus()
+        if status != self._optimal:
+            return None, hs.modelStatusToString(status)
+        return np.array(hs.getSolution().col_value), ""
+
+
+def _fw_line_search(jac, x: np.ndarray, d: np.ndarray, slope0: float, gamma_max: float) -> tuple[float, int]:
+    """argmin over [0, gamma_max] of f(x + gamma d) for a convex f, from the derivative
+    phi'(gamma) = grad f(x + gamma d).d: gamma_max if phi' <= 0 there, else the root of phi' by
+    regula falsi (Illinois), exact at the first step for a quadratic. Returns (gamma, jac calls)."""
+    lo, d_lo = 0.0, slope0
+    hi, d_hi = gamma_max, float(np.asarray(jac(x + gamma_max * d)) @ d)
+    calls = 1
+    if d_hi <= 0:
+        return gamma_max, calls
+    side = 0
+    gam = hi
+    for _ in range(40):
+        gam = hi - d_hi * (hi - lo) / (d_hi - d_lo)
+        d_mid = float(np.asarray(jac(x + gam * d)) @ d)
+        calls += 1
+        if abs(d_mid) <= 1e-12 * abs(slope0):
+            break
+        if d_mid < 0:
+            lo, d_lo = gam, d_mid
+            if side == -1:
+                d_hi *= 0.5
+            side = -1
+        else:
+            hi, d_hi = gam, d_mid
+            if side == 1:
+                d_lo *= 0.5
+            side = 1
+    return float(gam), calls
 
 
 def frank_wolfe(
@@ -525,39 +655,108 @@ def frank_wolfe(
     jac: Jac,
     *,
     K: GaugeSet,
+    variant: str = "vanilla",
+    step: str = "open-loop",
+    L: float | None = None,
     tol: float = 1e-10,
     stop: str = "gap",
     f_star: float | None = None,
     maxiter: int = 1000,
     callback: Callable[[np.ndarray], None] | None = None,
-    method_name: str = "Frank-Wolfe (HiGHS LP)",
+    method_name: str | None = None,
 ) -> Result:
-    """Frank-Wolfe with the open-loop step 2/(k+2): s_k = argmin_{s in K} <grad f(x_k), s> (an LP
-    solved by HiGHS), x_{k+1} = x_k + 2/(k+2) (s_k - x_k). K must be a polytope. The trace's
-    ``fw_gap`` is <grad f(x_k), x_k - s_k>, an upper bound on f(x_k) - f*."""
+    """Frank-Wolfe with a linear minimisation oracle s_k = argmin_{s in K} <grad f(x_k), s> (an LP
+    solved by HiGHS, warm-started from the previous basis: :class:`LinearOracle`; K must be a
+    polytope), in the three classical variants.
+
+    Parameters
+    ----------
+    variant : {'vanilla', 'away', 'pairwise'}
+        'vanilla': x+ = x + gamma (s - x). 'away' (Guelat and Marcotte; Lacoste-Julien and Jaggi):
+        also considers stepping away from the worst atom of the current convex combination, which
+        gives a linear rate on polytopes for strongly convex f. 'pairwise': moves weight from the
+        worst atom straight to s. The start x0 is the first atom (it need not be a vertex).
+    step : {'open-loop', 'line-search', 'short'}
+        gamma = 2/(k+2) (vanilla only); exact line search on [0, gamma_max]; or the short step
+        min(gamma_max, -grad f.d / (L ||d||^2)), which needs the Lipschitz constant ``L``.
+
+    The trace's ``fw_gap`` is <grad f(x_k), x_k - s_k>, an upper bound on f(x_k) - f* for convex f;
+    ``grad_norm`` holds it too, so ``stop='grad_norm'`` stops on the Frank-Wolfe gap. ``atoms``
+    counts the atoms of the convex combination.
+    """
     K, x = _start(x0, K, fun, jac)
     M, h = K.polytope()
+    variant = check_choice(variant, "variant", ("vanilla", "away", "pairwise"))
+    step = check_choice(step, "step", ("open-loop", "line-search", "short"))
+    if step == "open-loop" and variant != "vanilla":
+        raise ValueError("step='open-loop' is for variant='vanilla'; away and pairwise steps need "
+                         "step='line-search' or 'short' (their step is capped by an atom's weight)")
+    if step == "short":
+        if L is None:
+            raise ValueError("step='short' needs L, the Lipschitz constant of grad f")
+        L = check_positive(L, "L")
     maxiter = check_int(maxiter, "maxiter", minimum=0)
-    run = _Run(method_name, K, f_star, tol, stop, callback)
-    f, g = float(fun(x)), np.asarray(jac(x), dtype=float)
+    name = method_name or ("Frank-Wolfe" if variant == "vanilla" else f"{variant}-step Frank-Wolfe")
+    run = _Run(name, K, f_star, tol, stop, callback)
+    f, g = _evaluate(fun, jac, x, K.n)
+    atoms, weights = x[None, :].copy(), np.ones(1)
+    njev, nfev = 1, 1
     message, success = "maximum number of iterations reached", False
+    oracle = LinearOracle(M, h)
     for k in range(maxiter + 1):
-        lp = linprog(g, A_ub=M, b_ub=h, bounds=[(None, None)] * K.n, method="highs")
-        if lp.status != 0:
-            message = f"the linear oracle failed: {lp.message}"
+        s, failure = oracle(g)
+        if s is None:
+            message = f"the linear oracle failed: {failure}"
             break
-        s = lp.x
-        if run.record(x, f, float(np.linalg.norm(g)), fw_gap=float(g @ (x - s))):
+        fw_gap = float(g @ (x - s))
+        if run.record(x, f, fw_gap, fw_gap=fw_gap, atoms=float(len(weights))):
             message, success = "stopping tolerance reached", True
             break
         if k == maxiter:
             break
-        step = 2.0 / (k + 2.0)
-        run.set_step(step)
-        x = x + step * (s - x)
-        f, g = float(fun(x)), np.asarray(jac(x), dtype=float)
-    n_it = len(run.trace)
-    return run.result(x, f, success=success, message=message, nfev=n_it, njev=n_it)
+        d, gamma_max, move = s - x, 1.0, "toward"
+        if variant != "vanilla":
+            worst = int(np.argmax(atoms @ g))
+            if variant == "pairwise":
+                d, gamma_max, move = s - atoms[worst], weights[worst], "pairwise"
+            elif g @ (atoms[worst] - x) > fw_gap and weights[worst] < 1.0:  # away gap beats FW gap
+                d, move = x - atoms[worst], "away"
+                gamma_max = weights[worst] / (1.0 - weights[worst])
+        slope = float(g @ d)
+        if step == "open-loop":
+            gamma = 2.0 / (k + 2.0)
+        elif slope >= 0:  # no descent direction left: x is optimal to round-off
+            gamma = 0.0
+        elif step == "short":
+            gamma = min(gamma_max, -slope / (L * float(d @ d)))
+        else:
+            gamma, calls = _fw_line_search(jac, x, d, slope, gamma_max)
+            njev += calls
+        run.set_step(gamma)
+        # The active set: atoms and their convex weights, with x = weights @ atoms throughout.
+        hit = np.flatnonzero(np.all(atoms == s, axis=1))
+        if move == "toward":
+            weights = (1.0 - gamma) * weights
+        elif move == "away":
+            weights = (1.0 + gamma) * weights
+            weights[worst] -= gamma
+            if gamma == gamma_max:
+                weights[worst] = 0.0  # a drop step: exactly zero, not round-off
+        else:
+            weights[worst] -= gamma
+        if move != "away":
+            if hit.size:
+                weights[hit[0]] += gamma
+            else:
+                atoms, weights = np.vstack([atoms, s]), np.append(weights, gamma)
+        keep = weights > 0
+        atoms, weights = atoms[keep], weights[keep]
+        x = x + gamma * d
+        f, g = _evaluate(fun, jac, x, K.n)
+        nfev += 1
+        njev += 1
+    return run.result(x, f, success=success, message=message, nfev=nfev, njev=njev, atoms=atoms,
+                      weights=weights)
 
 
 def quadratic_penalty(
@@ -590,7 +789,7 @@ def quadratic_penalty(
     maxiter = check_int(maxiter, "maxiter", minimum=0)
     run = _Run(method_name, K, f_star, tol, stop, callback)
     norm2 = float(np.linalg.norm(M, 2) ** 2)
-    f, g = float(fun(x)), np.asarray(jac(x), dtype=float)
+    f, g = _evaluate(fun, jac, x, K.n)
     message, success = "maximum number of iterations reached", False
     for k in range(maxiter + 1):
         viol = np.maximum(M @ x - h, 0.0)
@@ -606,12 +805,12 @@ def quadratic_penalty(
         x = x - step * grad
         if (k + 1) % every == 0:
             mu *= growth
-        f, g = float(fun(x)), np.asarray(jac(x), dtype=float)
+        f, g = _evaluate(fun, jac, x, K.n)
     n_it = len(run.trace)
     return run.result(x, f, success=success, message=message, nfev=n_it, njev=n_it)
 
 
-# --------------------------------------------------------------------------- the card's test set
+# --------------------------------------------------------------------------- test problems
 
 
 def random_polytope(n: int = 100, m: int = 300, rng=0) -> GaugeSet:
@@ -626,343 +825,13 @@ def random_polytope(n: int = 100, m: int = 300, rng=0) -> GaugeSet:
     return GaugeSet(A, b, lower=-np.ones(n), upper=np.ones(n))
 
 
-def benign_target(K: GaugeSet, offset: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
-    """Target y just outside one facet, y = x_F + offset a_j with x_F the foot of the
-    perpendicular from x0 onto facet j, choosing the facet whose foot point is deepest inside all
-    the other constraints. Then Pi_K(y) = x_F exactly (one active constraint).
-
-    Returns (y, x_star)."""
-    offset = check_positive(offset, "offset")
-    a_norm = np.linalg.norm(K.A, axis=1)
-    if a_norm.size == 0:
-        raise ValueError("K needs halfspaces for a benign target")
-    feet = K.x0 + (K.slack / a_norm ** 2)[:, None] * K.A
-    vals = K.constraint_values(feet)
-    vals[np.arange(K.A.shape[0]), np.arange(K.A.shape[0])] = -np.inf
-    j = int(np.argmin(vals.max(axis=1)))
-    if vals[j].max() >= 0:
-        raise ValueError("no facet's foot point is strictly inside the other constraints")
-    return feet[j] + offset * K.A[j] / a_norm[j], feet[j]
-
-
-def distance_objective(y: np.ndarray) -> tuple[Fun, Jac]:
-    """f(x) = 1/2 ||x - y||^2 and its gradient (minimiser over K: the projection of y)."""
+def quadratic_objective(y: np.ndarray, Q: np.ndarray | None = None) -> tuple[Fun, Jac]:
+    """f(x) = 1/2 (x - y)^T Q (x - y) and its gradient (Q = I by default: then the minimiser over
+    K is the projection of y; any other Q makes it a genuinely different problem)."""
     y = check_vector(y, "y")
-    return (lambda x: 0.5 * float((x - y) @ (x - y))), (lambda x: x - y)
-
-
-def time_per_iteration(n_values: Sequence[int] = (50, 100, 200, 400), ratio: int = 3, iters: int = 30,
-                       seed: int = 0) -> dict:
-    """Median wall time of one Hom-PGD iteration (constant step, no line search: one gauge
-    pass and one VJP) on random_polytope(n, ratio n), for each n, and the log-log slope."""
-    times = []
-    for n in n_values:
-        K = random_polytope(n, ratio * n, rng=seed)
-        y, _ = benign_target(K)
-        fun, jac = distance_objective(y)
-        best = np.inf
-        for _ in range(3):
-            t0 = time.perf_counter()
-            hom_pgd(fun, K.x0, jac, K=K, step_rule="constant", eta=0.05, stop="grad_norm", tol=1e-300,
-                    maxiter=iters, rng=0)
-            best = min(best, (time.perf_counter() - t0) / (iters + 1))
-        times.append(best)
-    return {"n": np.array(n_values, dtype=float), "seconds": np.array(times),
-            "slope": loglog_slope(np.array(n_values, dtype=float), np.array(times))}
-
-
-@lru_cache(maxsize=4)
-def benchmark(geometry: str = "benign", n: int = 100, m: int = 300, hom_iters: int = 300,
-              fw_iters: int = 40, seed: int = 0) -> dict:
-    """Every method on the card's check: f = 1/2||x - y||^2 over random_polytope(n, m).
-
-    geometry 'benign': y just outside one facet (x* closed form); 'interior': y inside K
-    (x* = y); 'degenerate': y random with ||y|| = 5 (x* from an accurate projection; tens of
-    active constraints). Returns the runs, x*, f* and the number of active constraints.
-    """
-    check_choice(geometry, "geometry", ("benign", "interior", "degenerate"))
-    K = random_polytope(n, m, rng=seed)
-    gen = np.random.default_rng(seed + 1)
-    M, h = K.polytope()
-    if geometry == "benign":
-        y, x_star = benign_target(K)
-    elif geometry == "interior":
-        d = gen.standard_normal(n)
-        y = K.x0 + 0.6 * d / K.gauge(d)
-        x_star = y.copy()
-    else:
-        y = 5.0 * gen.standard_normal(n) / np.sqrt(n)
-        x_star, _ = project_polytope(y, M, h, tol=1e-14, maxiter=50000)
-    fun, jac = distance_objective(y)
-    f_star = fun(x_star)
-    active = int(np.sum(M @ x_star - h > -1e-7))
-    x_init = K.x0 + 1e-3 * np.ones(n) / np.sqrt(n)
-    common = dict(K=K, f_star=f_star, tol=1e-12)
-    runs = {
-        "Hom-PGD": hom_pgd(fun, x_init, jac, maxiter=hom_iters, rng=seed, **common),
-        # With eta = 1/L = 1 PGD projects y itself at its first step; it keeps going (warm-started
-        # projections of y) until its step is exactly zero or 20 iterations, for a median time.
-        "PGD (exact projection)": pgd_projection(fun, x_init, jac, K=K, f_star=f_star, eta=1.0, maxiter=20,
-                                                 stop="grad_norm", tol=1e-300),
-        "Frank-Wolfe (HiGHS LP)": frank_wolfe(fun, x_init, jac, maxiter=fw_iters, **common),
-        "quadratic penalty": quadratic_penalty(fun, x_init, jac, maxiter=hom_iters, mu0=1.0, growth=1.5,
-                                               every=10, **common),
-    }
-    return {"K": K, "y": y, "x_star": x_star, "f_star": f_star, "active": active, "runs": runs}
-
-
-def seconds_per_iteration(res: Result) -> float:
-    """Median wall time between consecutive trace rows of a run."""
-    t = res.trace.time
-    return float(np.median(np.diff(t))) if t.size > 1 else float("nan")
-
-
-# --------------------------------------------------------------------------- claims
-
-
-@claim("10", "Hom-PGD is fast and every iterate is feasible when x* lies on one facet",
-       expect="n=100, m=300, y just outside one facet: f - f* <= 1e-6 within 50 iterations; every "
-              "iterate feasible to 1e-12 while the quadratic penalty's iterates violate K by > 1e-6. "
-              "Reported, not asserted (wall time): time per iteration vs PGD with exact projection "
-              "(paper: far cheaper; issue: <= 0.05x) and the log-log slope of time vs n (about 2)",
-       name="benign")
-def claim_benign(fast: bool = False) -> Measured:
-    ex = benchmark("benign", hom_iters=200 if fast else 300, fw_iters=15 if fast else 30)
-    runs = ex["runs"]
-    hom = runs["Hom-PGD"]
-    t_hom, t_pgd, t_fw = (seconds_per_iteration(runs[k]) for k in
-                          ("Hom-PGD", "PGD (exact projection)", "Frank-Wolfe (HiGHS LP)"))
-    scaling = time_per_iteration((50, 100, 200) if fast else (50, 100, 200, 300))
-    out = {
-        "active_constraints": ex["active"],
-        "hom_iters_to_1e-6": hom.trace.first_below("gap", 1e-6) or np.inf,
-        "hom_max_violation": float(np.max(hom.trace["violation"])),
-        "penalty_max_violation": float(np.max(runs["quadratic penalty"].trace["violation"])),
-        "fw_gap_at_end": float(runs["Frank-Wolfe (HiGHS LP)"].trace["gap"][-1]),
-        "hom_ms_per_iter": 1e3 * t_hom, "pgd_ms_per_iter": 1e3 * t_pgd, "fw_ms_per_iter": 1e3 * t_fw,
-        "time_ratio_hom_over_pgd": t_hom / t_pgd,
-        "loglog_slope_time_vs_n": scaling["slope"],
-    }
-    holds = (out["hom_iters_to_1e-6"] <= 50 and out["hom_max_violation"] <= 1e-12
-             and out["penalty_max_violation"] > 1e-6)
-    return Measured(out, holds=holds, details={"benchmark": ex, "scaling": scaling},
-                    summary=(f"{out['hom_iters_to_1e-6']:.0f} iterations, max violation "
-                             f"{out['hom_max_violation']:.1e}; {t_hom / t_pgd:.3f}x PGD's time per iteration"))
-
-
-@claim("10", "Hom-PGD keeps pace with exact-projection PGD when x* is not on a single facet",
-       expect="n=100, m=300, from near the centre: Hom-PGD reaches f - f* <= 1e-6 within its budget "
-              "(300 iterations fast, 2000 full) both for an interior optimum and for ||y|| = 5 "
-              "(tens of active constraints), as PGD with exact projection does",
-       name="kinks", reproduces=False)
-def claim_kinks(fast: bool = False) -> Measured:
-    budget = 300 if fast else 2000
-    values, details, reached = {"hom_iters_budget": budget}, {}, []
-    for geometry in ("interior", "degenerate"):
-        ex = benchmark(geometry, hom_iters=budget, fw_iters=2)
-        details[geometry] = ex
-        hom, pgd = ex["runs"]["Hom-PGD"], ex["runs"]["PGD (exact projection)"]
-        reached.append(hom.trace.first_below("gap", 1e-6) is not None)
-        values[f"{geometry}_active"] = ex["active"]
-        values[f"{geometry}_hom_final_gap"] = float(hom.trace["gap"][-1])
-        values[f"{geometry}_hom_iters_run"] = hom.nit
-        values[f"{geometry}_pgd_iters_to_1e-6"] = pgd.trace.first_below("gap", 1e-6) or np.inf
-    return Measured(values, holds=all(reached), details=details,
-                    summary=(f"Hom-PGD gap after its run: {values['interior_hom_final_gap']:.1e} (interior), "
-                             f"{values['degenerate_hom_final_gap']:.1e} ({values['degenerate_active']:.0f} active); "
-                             f"PGD: {values['interior_pgd_iters_to_1e-6']:.0f} and "
-                             f"{values['degenerate_pgd_iters_to_1e-6']:.0f} iterations"))
-
-
-# --------------------------------------------------------------------------- 2-D pictures
-
-
-def regular_polygon(sides: int, center=(0.0, 0.0)) -> GaugeSet:
-    """The regular polygon with ``sides`` unit-norm facet normals and inradius 1, centred at the
-    origin, with the homeomorphism's interior point at ``center``."""
-    sides = check_int(sides, "sides", minimum=3)
-    th = 2 * np.pi * (np.arange(sides) + 0.5) / sides
-    return GaugeSet(np.column_stack([np.cos(th), np.sin(th)]), np.ones(sides), center=center)
-
-
-def _polar_grid(n_circles: int = 5, n_rays: int = 16, pts: int = 60) -> list[np.ndarray]:
-    out = [r * np.column_stack([np.cos(t), np.sin(t)])
-           for r in np.linspace(1.0 / n_circles, 1.0, n_circles) for t in [np.linspace(0, 2 * np.pi, 4 * pts)]]
-    for a in np.linspace(0, 2 * np.pi, n_rays, endpoint=False):
-        s = np.linspace(0, 1, pts)[:, None]
-        out.append(s * np.array([np.cos(a), np.sin(a)]))
-    return out
-
-
-def _jac_det(K: GaugeSet, Z: np.ndarray, h: float = 1e-6) -> np.ndarray:
-    """|det J_psi(z)| at each row of Z (2-D), by central differences of psi (vectorized)."""
-    cols = [(K.psi(Z + h * e) - K.psi(Z - h * e)) / (2 * h) for e in np.eye(2)]
-    return np.abs(cols[0][:, 0] * cols[1][:, 1] - cols[0][:, 1] * cols[1][:, 0])
-
-
-@lru_cache(maxsize=256)
-def warp_traces(sides: int, cx: float, cy: float) -> tuple:
-    """The polar grid of the disk (left) and its image under psi for the polygon with
-    ``sides`` sides and centre (cx, cy) (right), image points coloured by log10 |det J_psi|."""
-    K = regular_polygon(sides, (cx, cy))
-    lines = _polar_grid()
-    traces = []
-    for name, group, color in (("circles |z| = const", lines[:5], "#1f77b4"), ("rays", lines[5:], "#999")):
-        for axes, mapper in ((("x", "y"), None), (("x2", "y2"), K.psi)):
-            pts = np.vstack([np.vstack([zl if mapper is None else mapper(zl), [np.nan, np.nan]]) for zl in group])
-            traces.append(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="lines", xaxis=axes[0], yaxis=axes[1],
-                                     line=dict(color=color, width=1.4), name=name, showlegend=axes[0] == "x",
-                                     hoverinfo="skip", connectgaps=False))
-    r, t = np.meshgrid(np.linspace(0.15, 0.95, 6), np.linspace(0, 2 * np.pi, 24, endpoint=False))
-    Z = np.column_stack([(r * np.cos(t)).ravel(), (r * np.sin(t)).ravel()])
-    X = K.psi(Z)
-    det = np.log10(_jac_det(K, Z))
-    traces.append(go.Scatter(x=X[:, 0], y=X[:, 1], mode="markers", xaxis="x2", yaxis="y2", name="log10 |det J_psi|",
-                             marker=dict(size=7, color=det, cmin=-1.5, cmax=1.0, colorscale="RdBu_r",
-                                         colorbar=dict(title=dict(text="log10 |det J|", side="right"), x=1.02)),
-                             showlegend=False))
-    traces.append(go.Scatter(x=[cx], y=[cy], mode="markers", xaxis="x2", yaxis="y2", name="centre x0",
-                             marker=dict(symbol="x", size=12, color="black")))
-    return tuple(traces)
-
-
-def _two_panel(fig: go.Figure, left: str, right: str, lim: float = 1.25) -> go.Figure:
-    fig.update_layout(xaxis=dict(domain=[0, 0.44], range=[-lim, lim], title_text=left + "<sub>1</sub>"),
-                      yaxis=dict(range=[-lim, lim], scaleanchor="x", title_text=left + "<sub>2</sub>"),
-                      xaxis2=dict(domain=[0.54, 0.98], range=[-lim, lim], title_text=right + "<sub>1</sub>",
-                                  anchor="y2"),
-                      yaxis2=dict(range=[-lim, lim], scaleanchor="x2", anchor="x2", title_text=right + "<sub>2</sub>"))
-    return fig
-
-
-WARP_CENTRES = (0.0, 0.15, 0.3, 0.45, 0.6, 0.75, 0.85)
-
-
-def warp_figure(sides: int = 5, cx: float = 0.3, cy: float = 0.0) -> go.Figure:
-    """Live warp viewer: polar grid on the latent disk and its image in the polygon."""
-    fig = go.Figure(list(warp_traces(int(sides), float(cx), float(cy))))
-    base_layout(fig, height=470, title=f"psi maps the disk onto a {int(sides)}-gon centred at ({cx:g}, {cy:g})")
-    return _two_panel(fig, "z", "x")
-
-
-def warp_slider_figure(sides: int = 5) -> go.Figure:
-    """Static twin of the warp viewer: one frame per horizontal position of the centre x0."""
-    steps = [SliderStep(f"{c:g}", list(warp_traces(sides, c, 0.0))) for c in WARP_CENTRES]
-    fig = slider_figure(steps, slider_label="centre x0 = (c, 0), c", active=2, fixed_axes=False, height=500,
-                        title=f"The gauge map warps the polar grid of the disk onto a {sides}-gon")
-    return _two_panel(fig, "z", "x")
-
-
-#: The twin-trajectory problem: f = 1/2 (x - y)^T H (x - y) over a pentagon, y outside a vertex region.
-TWIN_H = np.diag([1.0, 3.0])
-TWIN_Y = np.array([1.5, 0.9])
-TWIN_ETAS = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8)
-
-
-def _twin_problem() -> tuple[Fun, Jac, np.ndarray]:
-    H, y = TWIN_H, TWIN_Y
-    return (lambda x: 0.5 * float((x - y) @ H @ (x - y))), (lambda x: H @ (x - y)), np.array([-0.6, -0.5])
-
-
-@lru_cache(maxsize=16)
-def _twin_pgd(eta: float, iters: int) -> Result:
-    """PGD with exact projection on the twin problem (it does not depend on the centre)."""
-    fun, jac, x_init = _twin_problem()
-    K = regular_polygon(5)
-    ref = pgd_projection(fun, x_init, jac, K=K, eta=1.0 / 3.0, stop="grad_norm", tol=1e-12, maxiter=2000)
-    return ref, pgd_projection(fun, x_init, jac, K=K, eta=min(eta, 0.6), f_star=ref.fun, tol=1e-12,
-                               maxiter=iters)
-
-
-@lru_cache(maxsize=16)
-def _twin_landscape(cx: float, cy: float) -> tuple:
-    """h(z) = f(psi(z)) on a grid of the disk (NaN outside) and f on a grid of the plane."""
-    fun, _, _ = _twin_problem()
-    K = regular_polygon(5, (cx, cy))
-    g = np.linspace(-1, 1, 61)
-    G1, G2 = np.meshgrid(g, g)
-    Zg = np.column_stack([G1.ravel(), G2.ravel()])
-    D = K.psi(Zg) - TWIN_Y
-    hz = 0.5 * np.einsum("ki,ij,kj->k", D, TWIN_H, D)
-    hz[np.linalg.norm(Zg, axis=1) > 1.0] = np.nan
-    xs = np.linspace(-1.3, 1.3, 61)
-    X1, X2 = np.meshgrid(xs, xs)
-    E = np.stack([X1 - TWIN_Y[0], X2 - TWIN_Y[1]], axis=-1)
-    return K, g, hz.reshape(G1.shape), xs, 0.5 * np.einsum("ijk,kl,ijl->ij", E, TWIN_H, E)
-
-
-@lru_cache(maxsize=64)
-def twin_runs(eta: float, cx: float = 0.0, cy: float = 0.0, iters: int = 120) -> dict:
-    """Hom-PGD (constant latent step eta) and PGD with exact projection (step min(eta, 0.6)) on
-    f = 1/2 (x - y)^T H (x - y) over a pentagon, plus h(z) on a grid of the disk."""
-    eta = check_positive(eta, "eta")
-    fun, jac, x_init = _twin_problem()
-    ref, pgd = _twin_pgd(eta, iters)
-    K, g, hz, xs, fx = _twin_landscape(cx, cy)
-    hom = hom_pgd(fun, x_init, jac, K=K, step_rule="constant", eta=eta, f_star=ref.fun, tol=1e-12,
-                  maxiter=iters, rng=0)
-    hits = np.flatnonzero(np.linalg.norm(hom.latent, axis=1) >= 1 - 1e-12)
-    return {"K": K, "hom": hom, "pgd": pgd, "f_star": ref.fun, "x_star": ref.x, "grid": g, "h": hz,
-            "xs": xs, "f": fx, "first_hit": int(hits[0]) if hits.size else None}
-
-
-def twin_traces(eta: float, cx: float = 0.0, cy: float = 0.0) -> list:
-    d = twin_runs(float(eta), float(cx), float(cy))
-    K = d["K"]
-    corners = K.psi(np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 400)), np.sin(np.linspace(0, 2 * np.pi, 400))]))
-    xh, zh, xp = d["hom"].iterates, d["hom"].latent, d["pgd"].iterates
-    hit = d["first_hit"]
-    hit_x = [xh[hit, 0]] if hit is not None else [None]
-    hit_y = [xh[hit, 1]] if hit is not None else [None]
-    hz_x = [zh[hit, 0]] if hit is not None else [None]
-    hz_y = [zh[hit, 1]] if hit is not None else [None]
-    gap_h = d["hom"].trace["gap"][-1]
-    gap_p = d["pgd"].trace["gap"][-1]
-    lev = np.log10(d["f"] - d["f"].min() + 1e-3)
-    return [
-        go.Contour(x=d["xs"], y=d["xs"], z=lev, colorscale="Greys", showscale=False, ncontours=18,
-                   opacity=0.35, xaxis="x", yaxis="y", hoverinfo="skip", contours=dict(showlines=True)),
-        go.Contour(x=d["grid"], y=d["grid"], z=np.log10(d["h"] - d["f_star"] + 1e-3), colorscale="Viridis",
-                   ncontours=22, opacity=0.75, xaxis="x2", yaxis="y2", hoverinfo="skip",
-                   colorbar=dict(title=dict(text="log10(h - f*)", side="right"), x=1.02)),
-        go.Scatter(x=corners[:, 0], y=corners[:, 1], mode="lines", xaxis="x", yaxis="y", name="boundary of K",
-                   line=dict(color="black", width=2)),
-        go.Scatter(x=xp[:, 0], y=xp[:, 1], mode="lines+markers", xaxis="x", yaxis="y",
-                   name=f"PGD (exact projection), final gap {gap_p:.0e}", line=dict(color=color_for(1)),
-                   marker=dict(size=4)),
-        go.Scatter(x=xh[:, 0], y=xh[:, 1], mode="lines+markers", xaxis="x", yaxis="y",
-                   name=f"Hom-PGD in x, final gap {gap_h:.0e}", line=dict(color=color_for(0)), marker=dict(size=4)),
-        go.Scatter(x=zh[:, 0], y=zh[:, 1], mode="lines+markers", xaxis="x2", yaxis="y2", name="Hom-PGD in z",
-                   line=dict(color=color_for(0), dash="dot"), marker=dict(size=4)),
-        go.Scatter(x=hit_x + hz_x, y=hit_y + hz_y, mode="markers", xaxis="x", yaxis="y",
-                   name="first iterate with ||z|| = 1", marker=dict(symbol="star", size=14, color=color_for(4))),
-        go.Scatter(x=hz_x, y=hz_y, mode="markers", xaxis="x2", yaxis="y2", showlegend=False,
-                   marker=dict(symbol="star", size=14, color=color_for(4))),
-    ]
-
-
-def twin_figure(eta: float = 0.1, cx: float = 0.0, cy: float = 0.0) -> go.Figure:
-    """Live twin trajectories: x-space (left) and the latent disk with contours of h (right)."""
-    fig = go.Figure(twin_traces(eta, cx, cy))
-    base_layout(fig, height=520, title=f"eta = {eta:g}, centre ({cx:g}, {cy:g})")
-    return _two_panel(fig, "x", "z", lim=1.3)
-
-
-def twin_slider_figure() -> go.Figure:
-    """Static twin: one frame per step size eta."""
-    steps = [SliderStep(f"{e:g}", twin_traces(e)) for e in TWIN_ETAS]
-    fig = slider_figure(steps, slider_label="step size eta", active=2, fixed_axes=False, height=560,
-                        title="The same run twice: in K (left) and on the latent disk (right)")
-    return _two_panel(fig, "x", "z", lim=1.3)
-
-
-EXPLORER_WARP = Explorer("10", "warp", warp_figure, {
-    "sides": Slider("polygon sides", (3, 4, 5, 6, 8), 5),
-    "cx": Slider("centre x0, first coordinate", (-0.6, -0.3, 0.0, 0.3, 0.6, 0.8), 0.3),
-    "cy": Slider("centre x0, second coordinate", (-0.6, -0.3, 0.0, 0.3, 0.6), 0.0),
-}, description="The polar grid of the disk mapped through psi, as the centre moves")
-EXPLORER_TWIN = Explorer("10", "twin", twin_figure, {
-    "eta": Slider("step size eta", TWIN_ETAS, 0.1),
-    "cx": Slider("centre x0, first coordinate", (-0.4, 0.0, 0.4), 0.0),
-    "cy": Slider("centre x0, second coordinate", (-0.4, 0.0, 0.4), 0.0),
-}, description="Hom-PGD and PGD in x-space, and Hom-PGD on the latent disk")
+    if Q is None:
+        return (lambda x: 0.5 * float((x - y) @ (x - y))), (lambda x: x - y)
+    Q = check_matrix(Q, "Q", shape=(y.size, y.size), square=True)
+    if not np.allclose(Q, Q.T, atol=1e-12 * max(1.0, float(np.abs(Q).max()))):
+        raise ValueError("Q must be symmetric")
+    return (lambda x: 0.5 * float((x - y) @ Q @ (x - y))), (lambda x: Q @ (x - y))
