@@ -200,6 +200,17 @@ def _ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
        expect="median over 5 seeds of (BE's mean gap) / (2-opt's mean gap) over the nine QAPLIB instances with "
               "n = 12, both with 2000 evaluations of f (2-opt restarting from random permutations), <= 0.61",
        control="BE replaced by random search with the same 2000 evaluations of f",
+       reproduces=False,
+       diagnosis="(1) the baseline leaves room: 2-opt with restarts is measured to stay above the 1% mean gap "
+                 "the precondition asks; (2) hyperparameters on the paper's scale: k = 5 as in the paper and "
+                 "the authors' code, the step and score period tuned on held-out QAPLIB instances (n = 14) with "
+                 "the same grid size as Sinkhorn-GD and the authors' optimiser; (3) the method passes its tests "
+                 "(decomposition against brute force, gradient against autograd and finite differences, "
+                 "rounding, exact on linear assignment, never worse than its warm start), and the authors' own "
+                 "optimiser (momentum Frank-Wolfe, jittered score, dynamic k), tuned the same way, misses the "
+                 "threshold too; (4) the control (random search) is far worse than BE. BE matches the paper's "
+                 "2-opt only when 2-opt stops after one descent, which uses a fraction of BE's evaluations; "
+                 "given the same evaluations 2-opt restarts and wins",
        name="be_vs_two_opt")
 def claim_be_vs_two_opt(fast: bool = False, control: bool = False) -> Measured:
     seeds = FAST_SEEDS if fast else CLAIM_SEEDS
