@@ -123,6 +123,8 @@ def as_batch_objective(f: Callable[[np.ndarray], float]) -> BatchObjective:
 
 
 def _evaluate(fun: BatchObjective, perms: np.ndarray) -> np.ndarray:
+    if isinstance(fun, (QAP, LinearAssignment)):  # our objectives: no need to re-check our permutations
+        return fun._values(np.atleast_2d(perms))
     values = np.asarray(fun(np.atleast_2d(perms)), dtype=float).reshape(-1)
     if values.shape[0] != np.atleast_2d(perms).shape[0]:
         raise ValueError(f"fun must return one value per permutation, got {values.shape[0]} for "
@@ -132,10 +134,18 @@ def _evaluate(fun: BatchObjective, perms: np.ndarray) -> np.ndarray:
     return values
 
 
-def _check_fun_n(fun, n) -> int:
+def _check_fun(fun, n: int, what: str = "n") -> None:
+    """``fun`` is callable and, when it knows its size (``fun.n``), permutes ``n`` items."""
     if not callable(fun):
         raise ValueError("fun must be callable (a batch objective fun(perms) -> values)")
-    return check_int(n, "n", minimum=2)
+    if getattr(fun, "n", n) != n:
+        raise ValueError(f"{what} must match fun, which permutes {fun.n} items, got {n}")
+
+
+def _check_fun_n(fun, n) -> int:
+    n = check_int(n, "n", minimum=2)
+    _check_fun(fun, n)
+    return n
 
 
 # --------------------------------------------------------------------------------------------
@@ -190,8 +200,11 @@ class LinearAssignment:
 
     def __call__(self, perms) -> np.ndarray | float:
         p, single = check_perms(perms, "perms", self.n)
-        vals = self.C[np.arange(self.n), p].sum(axis=1)
+        vals = self._values(p)
         return float(vals[0]) if single else vals
+
+    def _values(self, p: np.ndarray) -> np.ndarray:
+        return self.C[np.arange(self.n), p].sum(axis=1)
 
 
 def qap_instance(n: int = 8, rng: RngLike = None) -> QAP:
@@ -221,9 +234,8 @@ def tsp_qap(points) -> QAP:
 
 def brute_force(fun: BatchObjective, n: int, chunk: int = 8192) -> tuple[np.ndarray, float]:
     """Exact minimiser of ``fun`` over all ``n!`` permutations (vectorised, ``n <= 9``)."""
-    if not callable(fun):
-        raise ValueError("fun must be callable (a batch objective fun(perms) -> values)")
     perms = all_permutations(n)
+    _check_fun(fun, n)
     chunk = check_int(chunk, "chunk", minimum=1)
     vals = np.concatenate([_evaluate(fun, perms[i:i + chunk]) for i in range(0, len(perms), chunk)])
     best = int(np.argmin(vals))
@@ -380,13 +392,14 @@ def _decompose(A: np.ndarray, S: np.ndarray, kmax: int, tol: float) -> BirkhoffD
     while len(alphas) < kmax and mass > tol * max(total, 1.0):
         _, perm = linear_sum_assignment(C, maximize=True)
         vals = B[rows, perm]
-        if vals.min() <= tol:
-            break  # no perfect matching left inside the support (round-off)
-        i = int(np.argmin(vals))
+        i = int(vals.argmin())
         a = float(vals[i])
-        B[rows, perm] -= a
-        B[rows[i], perm[i]] = 0.0
-        gone = B[rows, perm] <= tol  # only entries of this permutation can leave the support
+        if a <= tol:
+            break  # no perfect matching left inside the support (round-off)
+        vals -= a
+        vals[i] = 0.0
+        B[rows, perm] = vals
+        gone = vals <= tol  # only entries of this permutation can leave the support
         C[rows[gone], perm[gone]] = forbidden
         mass -= a
         alphas.append(a)
@@ -419,11 +432,10 @@ def birkhoff_extension(fun: BatchObjective, A, S, k: int | None = None, *, norma
     permutations fixed (they are piecewise constant in ``A``) and differentiates the ``alpha``'s,
     one element of the Clarke generalised gradient at kinks.
     """
-    if not callable(fun):
-        raise ValueError("fun must be callable (a batch objective fun(perms) -> values)")
     normalize = (k is not None) if normalize is None else _check_flag(normalize, "normalize")
     return_grad = _check_flag(return_grad, "return_grad")
     dec = birkhoff_decomposition(A, S, k, tol)
+    _check_fun(fun, dec.residual.shape[0], "A's size")
     if len(dec) == 0:
         raise ValueError("A has no permutation in its support (is it doubly stochastic?)")
     values = _evaluate(fun, dec.perms)
@@ -446,10 +458,9 @@ def extension_torch(fun: BatchObjective, A, S, k: int | None = None, *, normaliz
 
     if not isinstance(A, torch.Tensor):
         raise ValueError("A must be a torch.Tensor")
-    if not callable(fun):
-        raise ValueError("fun must be callable (a batch objective fun(perms) -> values)")
     normalize = (k is not None) if normalize is None else _check_flag(normalize, "normalize")
     dec = birkhoff_decomposition(A.detach().cpu().numpy().astype(float), S, k, tol)
+    _check_fun(fun, dec.residual.shape[0], "A's size")
     if len(dec) == 0:
         raise ValueError("A has no permutation in its support (is it doubly stochastic?)")
     values = torch.as_tensor(_evaluate(fun, dec.perms), dtype=A.dtype)
@@ -472,9 +483,8 @@ def extension_torch(fun: BatchObjective, A, S, k: int | None = None, *, normaliz
 def round_birkhoff(fun: BatchObjective, A, S, k: int | None = None, tol: float = 1e-12) -> tuple[np.ndarray, float]:
     """``round_S(A)``: the best permutation of the (truncated) decomposition, with its value.
     The rounding guarantee is ``f(round_S(A)) <= F_S(A)``."""
-    if not callable(fun):
-        raise ValueError("fun must be callable (a batch objective fun(perms) -> values)")
     dec = birkhoff_decomposition(A, S, k, tol)
+    _check_fun(fun, dec.residual.shape[0], "A's size")
     if len(dec) == 0:
         raise ValueError("A has no permutation in its support (is it doubly stochastic?)")
     values = _evaluate(fun, dec.perms)

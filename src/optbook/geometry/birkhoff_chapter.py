@@ -266,3 +266,347 @@ def claim_local_improvement(fast: bool = False, control: bool = False) -> Measur
                     summary=f"{who} from FAQ strictly better on {values['improved_median']:.0f} of 9 "
                             f"(median; {values['improved_min']:.0f}-{values['improved_max']:.0f})",
                     details=dict(warm=warm, faq=faq_gap))
+
+
+# --------------------------------------------------------------------------- watch it run
+WATCH_INSTANCE = "tai12a"
+PERIODS = (5, 10, 20, 40, 80)
+
+
+def _steps(x: np.ndarray, best: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A best-so-far curve reduced to the points where it changes (and its last point)."""
+    keep = np.concatenate([[True], best[1:] < best[:-1]])
+    keep[-1] = True
+    return x[keep], best[keep]
+
+
+@lru_cache(maxsize=32)
+def _baseline_traces(instance: str, seed: int = 0) -> dict:
+    """Best-so-far gap (%) against evaluations of f for 2-opt with restarts and random search on one
+    QAPLIB instance (step curves, change points only), and FAQ's gap."""
+    q, opt = qaplib_instance(instance)
+    tw = solve(TWO_OPT, q, seed).trace
+    rs = solve(RANDOM, q, seed).trace
+    return {TWO_OPT: _steps(tw["n_evals"], np.array([gap(v, opt) for v in tw["best"]])),
+            RANDOM: _steps(np.arange(1, len(rs) + 1.0), np.array([gap(v, opt) for v in rs["best"]])),
+            FAQ: gap(_faq(instance).fun, opt)}
+
+
+@lru_cache(maxsize=256)
+def run_traces(instance: str = WATCH_INSTANCE, step: float = 0.1, k: int = 5, score_period: int = 20,
+               tie_break: str = "random", seed: int = 0) -> Trace:
+    """One BE + Frank-Wolfe run (:data:`BUDGET` evaluations) on a QAPLIB instance; its trace holds
+    the gaps (%) of ``F_S^(k)(A_t)`` (``objective``), ``f(round_S(A_t))`` (``rounded``) and the
+    incumbent (``best``) against ``n_evals``."""
+    check_choice(instance, "instance", QAPLIB_12)
+    q, opt = qaplib_instance(instance)
+    res = be_frank_wolfe(q, q.n, k=k, step=step, score_period=score_period, tie_break=tie_break,
+                         maxiter=10 * BUDGET, max_evals=BUDGET, rng=seed)
+    tr = Trace(BE, meta=dict(res.trace.meta, instance=instance))
+    for obj, rnd, best, ev in zip(res.trace.objective, res.trace["rounded"], res.trace["best"], res.trace["n_evals"]):
+        tr.record(objective=gap(obj, opt), rounded=gap(rnd, opt), best=gap(best, opt), n_evals=ev)
+    return tr
+
+
+def _trace_parts(instance: str, step: float, k: int, score_period: int, tie_break: str) -> tuple[list, dict]:
+    tr = run_traces(instance, step, k, score_period, tie_break)
+    base = _baseline_traces(instance)
+    ev = tr["n_evals"]
+    blue = color_for(0)
+    traces = [
+        go.Scatter(x=ev, y=tr.objective, name="BE: F_S(A_t), the extension", mode="lines",
+                   line=dict(color=blue, width=1)),
+        go.Scatter(x=ev, y=tr["rounded"], name="BE: f(round(A_t)), never above it", mode="lines",
+                   line=dict(color=blue, width=1, dash="dot"), fill="tonexty", fillcolor="rgba(31,119,180,0.12)"),
+        go.Scatter(x=ev, y=tr["best"], name="BE: best so far", mode="lines", line=dict(color=blue, width=3)),
+    ]
+    for i, m in enumerate((TWO_OPT, RANDOM)):
+        x, y = base[m]
+        x, y = np.append(x, BUDGET), np.append(y, y[-1])  # the incumbent holds to the end of the budget
+        traces.append(go.Scatter(x=x, y=y, name=f"{m}: best so far", mode="lines", line_shape="hv",
+                                 line=dict(color=color_for(i + 1), width=2.5, dash=("solid", "dash")[i])))
+    resets = ev[np.arange(score_period, len(ev), score_period) - 1]
+    edges = np.concatenate([[0.0], resets, [ev[-1]]])
+    shapes = [dict(type="rect", xref="x", yref="paper", x0=edges[j], x1=edges[j + 1], y0=0, y1=1,
+                   fillcolor="#d6e4f5", opacity=0.5, layer="below", line_width=0)
+              for j in range(1, len(edges) - 1, 2)]
+    level = base[FAQ]
+    shapes.append(dict(type="line", xref="paper", yref="y", x0=0, x1=1, y0=level, y1=level,
+                       line=dict(color="#555", dash="dot", width=1.5)))
+    notes = [dict(xref="paper", yref="y", x=1, y=level, text="FAQ", showarrow=False, xanchor="right",
+                  yanchor="bottom"),
+             dict(xref="paper", yref="paper", x=0.01, y=0.99, xanchor="left", yanchor="top", showarrow=False,
+                  text="shaded: every other score period (dynamic score)", font=dict(size=11, color="#555"))]
+    return traces, dict(shapes=shapes, annotations=notes)
+
+
+def _trace_ymax(instance: str) -> float:
+    base = _baseline_traces(instance)
+    return float(max(base[RANDOM][1][-1], base[FAQ]) * 1.3)
+
+
+def trace_figure(instance: str = WATCH_INSTANCE, step: float = 0.1, k: int = 5, score_period: int = 20,
+                 tie_break: str = "random") -> go.Figure:
+    """Gap to the optimum (%) against evaluations of f along one BE + Frank-Wolfe run, with 2-opt
+    and random search (same evaluations) on the same axes and FAQ's level; shaded: the dynamic-score periods; the band
+    between F_S and f(round) is the rounding guarantee."""
+    traces, layout = _trace_parts(instance, step, k, score_period, tie_break)
+    fig = go.Figure(traces)
+    fig.update_layout(**layout)
+    base_layout(fig, title=f"{instance}: step {step:g}, k = {k}, score reset every {score_period} steps, "
+                           f"{tie_break} ties", xaxis_title="evaluations of f", yaxis_title="gap to optimum (%)",
+                height=480)
+    fig.update_yaxes(range=[-1, _trace_ymax(instance)])
+    return fig
+
+
+def trace_slider_figure(instance: str = WATCH_INSTANCE) -> go.Figure:
+    """Static twin of :data:`EXPLORER_TRACE`: the score-reset period on a slider."""
+    steps = []
+    for period in PERIODS:
+        traces, layout = _trace_parts(instance, 0.1, 5, period, "random")
+        steps.append(SliderStep(f"{period}", traces, layout=layout))
+    fig = slider_figure(steps, slider_label="score reset period M (Frank-Wolfe steps)", active=PERIODS.index(20),
+                        xaxis_title="evaluations of f", yaxis_title="gap to optimum (%)", height=500,
+                        title=f"BE + Frank-Wolfe on {instance}: the dynamic score")
+    fig.update_yaxes(range=[-1, _trace_ymax(instance)], autorange=False)
+    return fig
+
+
+EXPLORER_TRACE = Explorer("11", "trace", trace_figure, {
+    "instance": Choice("QAPLIB instance", list(QAPLIB_12), WATCH_INSTANCE),
+    "step": Slider("Frank-Wolfe step", [0.05, 0.1, 0.2, 0.4], 0.1),
+    "k": Slider("truncation k", [1, 2, 3, 5, 8], 5),
+    "score_period": Slider("score reset period M", list(PERIODS), 20),
+    "tie_break": Choice("ties in the Frank-Wolfe vertex", ["random", "first"], "random")})
+
+
+# --------------------------------------------------------------------------- the comparison
+LEGEND = {BE: "BE + Frank-Wolfe (random ties)", BE_FIRST: "BE + Frank-Wolfe, solver's ties",
+          AUTHORS: "BE, the authors' optimiser", TWO_OPT: "2-opt with restarts", TWO_OPT_ONE: "2-opt, one descent",
+          RANDOM: "random search", FAQ: "FAQ (uses the formula)", SINKHORN: "Sinkhorn-GD (uses the formula)"}
+SYMBOLS = {BE: "circle", BE_FIRST: "circle-open", AUTHORS: "diamond", TWO_OPT: "square", TWO_OPT_ONE: "square-open",
+           RANDOM: "x", FAQ: "triangle-up-open", SINKHORN: "star-triangle-up-open"}
+
+
+def comparison_figure(gaps: dict[str, np.ndarray]) -> go.Figure:
+    """Mean gap over the seeds (%) of every method on each QAPLIB instance (log scale: the
+    Christofides instances have gaps ten times those of the others)."""
+    if not gaps:
+        raise ValueError("gaps must name at least one method")
+    fig = go.Figure()
+    for i, (m, g) in enumerate(gaps.items()):
+        if np.asarray(g).shape[-1] != len(QAPLIB_12):
+            raise ValueError(f"gaps[{m!r}] must have one column per instance of QAPLIB_12")
+        y = np.asarray(g, dtype=float).mean(axis=0)
+        fig.add_trace(go.Scatter(x=list(QAPLIB_12), y=np.maximum(y, 0.05), mode="markers", name=LEGEND.get(m, m),
+                                 marker=dict(color=color_for(i), size=11, symbol=SYMBOLS.get(m, "circle"),
+                                             line=dict(width=1.5, color=color_for(i))),
+                                 customdata=y, hovertemplate="%{x}: %{customdata:.2f}%<extra>" + m + "</extra>"))
+    base_layout(fig, xaxis_title="QAPLIB instance (n = 12)", yaxis_title="gap to optimum (%), mean over seeds",
+                logy=True, height=500)
+    fig.add_annotation(xref="paper", yref="paper", x=1, y=0, xanchor="right", yanchor="bottom", showarrow=False,
+                       text="a gap of 0 is drawn at 0.05%", font=dict(size=11, color="#555"))
+    return fig
+
+
+def comparison_rows(gaps: dict[str, np.ndarray]) -> list[dict]:
+    """One table row per method: mean gap (median over seeds and its range), evaluations, optimal runs."""
+    rows = []
+    for m, g in gaps.items():
+        per_seed = np.asarray(g).mean(axis=1)
+        black_box = m in BLACK_BOX
+        rows.append({"method": LEGEND.get(m, m),
+                     "mean gap (%), median over seeds": float(np.median(per_seed)),
+                     "range over seeds": f"{per_seed.min():.1f}-{per_seed.max():.1f}",
+                     "evaluations of f": f"{evaluations(m):.0f}" if black_box else "(uses the formula)",
+                     "optimal runs": f"{int((np.asarray(g) < 1e-9).sum())}/{np.asarray(g).size}"})
+    return rows
+# --- continuity ---------------------------------------------------------------------------
+T_GRID = np.round(np.linspace(0.0, 1.0, 11), 2)
+
+
+@lru_cache(maxsize=1)
+def continuity_data(n: int = 4, seed: int = 3, points: int = 401) -> dict:
+    """Along ``A(t) = (1 - t) A0 + t A1`` (n = 4): ``F_S`` of the score-ordered decomposition and
+    the extension value of the greedy bottleneck decomposition, and both decompositions' alphas
+    over the fixed score order of all n! permutations."""
+    g = np.random.default_rng(seed)
+    q = qap_instance(n, g)
+    A0 = random_doubly_stochastic(n, g)
+    A1 = random_doubly_stochastic(n, g)
+    S = score_matrix(n, "uniform", g)
+    perms = all_permutations(n)
+    order = np.argsort(-(S[np.arange(n), perms]).sum(axis=1))
+    perms = perms[order]
+    fvals = q(perms)
+    index = {tuple(p): i for i, p in enumerate(perms)}
+    ts = np.linspace(0.0, 1.0, points)
+
+    def alphas(dec):
+        a = np.zeros(len(perms))
+        for al, p in zip(dec.alphas, dec.perms):
+            a[index[tuple(p)]] += al
+        return a
+
+    be_curve, greedy_curve, be_alpha, greedy_alpha = [], [], [], []
+    for t in ts:
+        A = (1 - t) * A0 + t * A1
+        ab, ag = alphas(birkhoff_decomposition(A, S)), alphas(bottleneck_decomposition(A))
+        be_curve.append(ab @ fvals)
+        greedy_curve.append(ag @ fvals)
+        be_alpha.append(ab)
+        greedy_alpha.append(ag)
+    return dict(t=ts, be=np.array(be_curve), greedy=np.array(greedy_curve), be_alpha=np.array(be_alpha),
+                greedy_alpha=np.array(greedy_alpha), f=fvals, perms=perms)
+
+
+def _continuity_traces(t: float) -> list:
+    d = continuity_data()
+    i = int(np.argmin(np.abs(d["t"] - t)))
+    rank = np.arange(1, len(d["f"]) + 1)
+    return [
+        go.Bar(x=rank, y=d["be_alpha"][i], name="alpha, score-ordered (BE)", marker_color=color_for(0),
+               xaxis="x", yaxis="y"),
+        go.Bar(x=rank, y=d["greedy_alpha"][i], name="alpha, greedy bottleneck", marker_color=color_for(1),
+               xaxis="x", yaxis="y"),
+        go.Scatter(x=d["t"], y=d["be"], name="F_S(A(t)) (BE)", mode="lines", line=dict(color=color_for(0), width=2.5),
+                   xaxis="x2", yaxis="y2"),
+        go.Scatter(x=d["t"], y=d["greedy"], name="extension by greedy decomposition", mode="markers",
+                   marker=dict(color=color_for(1), size=3), xaxis="x2", yaxis="y2"),
+        go.Scatter(x=[d["t"][i], d["t"][i]], y=[d["be"][i], d["greedy"][i]], name="current t", mode="markers",
+                   marker=dict(color="black", size=11, symbol="circle-open", line_width=2), xaxis="x2", yaxis="y2"),
+    ]
+
+
+def _continuity_layout(fig: go.Figure) -> go.Figure:
+    d = continuity_data()
+    lo, hi = min(d["be"].min(), d["greedy"].min()), max(d["be"].max(), d["greedy"].max())
+    pad = 0.05 * (hi - lo)
+    fig.update_layout(
+        barmode="group",
+        xaxis=dict(domain=[0, 0.47], title="permutation, in decreasing score <S, P> (rank)"),
+        yaxis=dict(range=[0, 1.0], title="coefficient alpha_l", autorange=False),
+        xaxis2=dict(domain=[0.57, 1], title="t in A(t) = (1-t) A0 + t A1", anchor="y2", range=[-0.02, 1.02]),
+        yaxis2=dict(anchor="x2", title="extension value", range=[lo - pad, hi + pad], autorange=False))
+    return fig
+
+
+def continuity_figure(t: float = 0.5) -> go.Figure:
+    """Coefficients of both decompositions at ``A(t)`` (left) and the two extensions along the
+    segment (right): the score-ordered one is continuous, the greedy one jumps."""
+    t = check_in_range(t, "t", 0.0, 1.0, closed=(True, True))
+    fig = go.Figure(_continuity_traces(t))
+    base_layout(fig, title="Continuity along a segment of the Birkhoff polytope (n = 4)", height=470)
+    return _continuity_layout(fig)
+
+
+def continuity_slider_figure() -> go.Figure:
+    """Static twin of :data:`EXPLORER_CONTINUITY`."""
+    steps = [SliderStep(f"{t:.1f}", _continuity_traces(float(t))) for t in T_GRID]
+    fig = slider_figure(steps, slider_label="t", active=5, fixed_axes=False,
+                        title="Continuity along a segment of the Birkhoff polytope (n = 4)")
+    return _continuity_layout(fig)
+
+
+EXPLORER_CONTINUITY = Explorer("11", "continuity", continuity_figure,
+                               {"t": Slider("t (position on the segment)", list(np.round(np.linspace(0, 1, 41), 3)), 0.5)})
+
+
+# --- triangle slice -----------------------------------------------------------------------
+TRIANGLE_K = (1, 2, 3, 17)
+_V = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, np.sqrt(3) / 2]])
+
+
+@lru_cache(maxsize=1)
+def triangle_data(n: int = 5, seed: int = 2, res: int = 46) -> dict:
+    """``F_S^(k)`` on the slice ``A = c0 P0 + c1 P1 + c2 P2`` of the Birkhoff polytope (n = 5),
+    for a random score and for the warm score of the best vertex, every truncation in
+    ``TRIANGLE_K`` (17 = all terms), on a ``res x res`` grid of the triangle (NaN outside)."""
+    g = np.random.default_rng(seed)
+    q = qap_instance(n, g)
+    P = [g.permutation(n) for _ in range(3)]
+    fv = np.array([q(p) for p in P])
+    best = int(np.argmin(fv))
+    scores = {"random": score_matrix(n, "uniform", g), "warm start at the best vertex": warm_score(P[best], g)}
+    xs = np.linspace(0, 1, res)
+    ys = np.linspace(0, _V[2, 1], res)
+    X, Y = np.meshgrid(xs, ys)
+    # barycentric coordinates of each grid point
+    c2 = Y / _V[2, 1]
+    c1 = X - 0.5 * c2
+    c0 = 1 - c1 - c2
+    inside = (c0 >= -1e-12) & (c1 >= -1e-12) & (c2 >= -1e-12)
+    Pm = [perm_matrix(p) for p in P]
+    out = {}
+    for name, S in scores.items():
+        vals = {kk: np.full(X.shape, np.nan) for kk in TRIANGLE_K}
+        for idx in zip(*np.nonzero(inside)):
+            c = np.clip([c0[idx], c1[idx], c2[idx]], 0, None)
+            A = sum(ci * Pi for ci, Pi in zip(c / c.sum(), Pm))
+            dec = birkhoff_decomposition(A, S)
+            f = q(dec.perms)
+            for kk in TRIANGLE_K:
+                a = dec.alphas[:kk]
+                vals[kk][idx] = a @ f[:kk] / a.sum()
+        Ac = sum(Pi / 3 for Pi in Pm)
+        rp, rv = round_birkhoff(q, Ac, S)
+        out[name] = dict(values=vals, round_perm=rp, round_value=rv)
+    return dict(x=xs, y=ys, f=fv, perms=P, scores=out, zmin=float(fv.min()), zmax=float(fv.max()))
+
+
+def _triangle_traces(score: str, k: int) -> list:
+    d = triangle_data()
+    s = d["scores"][score]
+    z = s["values"][k]
+    vert_text = [f"P{i}: f = {d['f'][i]:.2f}" for i in range(3)]
+    traces = [
+        go.Heatmap(x=d["x"], y=d["y"], z=z, zmin=d["zmin"], zmax=d["zmax"], colorscale="Viridis",
+                   colorbar=dict(title="F_S"), name="F_S on the slice", hoverongaps=False),
+        go.Scatter(x=_V[:, 0], y=_V[:, 1], mode="markers+text", text=vert_text,
+                   textposition=["bottom center", "bottom center", "top center"],
+                   marker=dict(size=12, color="white", line=dict(color="black", width=2)), name="vertices P0, P1, P2"),
+    ]
+    match = [i for i, p in enumerate(d["perms"]) if np.array_equal(p, s["round_perm"])]
+    centre = _V.mean(axis=0)
+    if match:
+        end, where = 0.8 * _V[match[0]] + 0.2 * centre, f"P{match[0]}"
+    else:  # the best term of the centre's decomposition is not a corner of the triangle
+        end, where = centre + np.array([0.0, 0.12]), "a permutation off the triangle"
+    traces.append(go.Scatter(x=[centre[0], end[0]], y=[centre[1], end[1]], mode="lines+markers",
+                             line=dict(color="red", width=3), marker=dict(symbol=["circle", "arrow"], size=[9, 16],
+                                                                          angleref="previous", color="red"),
+                             name=f"rounding of the centre: {where}, f = {s['round_value']:.2f}"))
+    return traces
+
+
+def _triangle_layout(fig: go.Figure) -> go.Figure:
+    fig.update_layout(xaxis=dict(range=[-0.1, 1.1], title="slice coordinate 1 (barycentric, no unit)",
+                                 scaleanchor="y", showgrid=False),
+                      yaxis=dict(range=[-0.12, 1.0], title="slice coordinate 2", showgrid=False))
+    return fig
+
+
+def triangle_figure(score: str = "random", k: int = 17) -> go.Figure:
+    """Heat map of the (truncated) extension on a triangle of the Birkhoff polytope spanned by three
+    permutations, with the rounding of its centre."""
+    check_choice(score, "score", tuple(triangle_data()["scores"]))
+    if k not in TRIANGLE_K:
+        raise ValueError(f"k must be one of {TRIANGLE_K}, got {k!r}")
+    fig = go.Figure(_triangle_traces(score, k))
+    base_layout(fig, title=f"F_S on a triangle slice (n = 5), score: {score}, k = {k}", height=520)
+    return _triangle_layout(fig)
+
+
+def triangle_slider_figure() -> go.Figure:
+    """Static twin of :data:`EXPLORER_TRIANGLE`: both scores, every truncation."""
+    steps = [SliderStep(f"{'random' if sc == 'random' else 'warm'} score, k={kk}", _triangle_traces(sc, kk))
+             for sc in triangle_data()["scores"] for kk in TRIANGLE_K]
+    fig = slider_figure(steps, slider_label="score and truncation", active=3, fixed_axes=False, height=560,
+                        title="The Birkhoff extension on a triangle slice (n = 5)")
+    return _triangle_layout(fig)
+
+
+EXPLORER_TRIANGLE = Explorer("11", "triangle", triangle_figure, {
+    "score": Choice("score S", ["random", "warm start at the best vertex"], "random"),
+    "k": Slider("truncation k (17 = all terms)", list(TRIANGLE_K), 17)})
