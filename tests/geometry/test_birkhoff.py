@@ -444,3 +444,14 @@ def test_bad_input():
     for name, call in cases:
         with pytest.raises(ValueError, match=name):
             call()
+
+
+def test_gradient_by_back_substitution_equals_the_recursion():
+    g = np.random.default_rng(31)
+    for n, kind in ((6, "sinkhorn"), (7, "mixture"), (8, "sinkhorn")):
+        dec = be.birkhoff_decomposition(_ds(n, 40 + n, kind), be.score_matrix(n, rng=g))
+        w = g.standard_normal(len(dec))
+        np.testing.assert_allclose(dec.gradient(w), np.tensordot(w, dec.alpha_gradients(), axes=1), atol=1e-12)
+        assert np.count_nonzero(dec.gradient(w)) <= len(dec)  # it lives on the pivots
+    with pytest.raises(ValueError, match="weights"):
+        dec.gradient(np.ones(len(dec) + 1))

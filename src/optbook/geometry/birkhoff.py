@@ -352,6 +352,24 @@ class BirkhoffDecomposition:
                 G[ell] -= G[:ell][hit].sum(axis=0)
         return G
 
+    def gradient(self, weights) -> np.ndarray:
+        """``sum_l weights[l] grad alpha_l`` without forming the ``alpha_gradients``: the recursion
+        says ``grad alpha = L^-1 E`` with ``L`` unit lower-triangular, ``L[l, m] = P_m(i_l, j_l)``,
+        so the sum is ``sum_l c_l E_(i_l j_l)`` with ``L^T c = weights``. It lives on the pivots:
+        a matrix with one nonzero entry per term."""
+        w = np.asarray(weights, dtype=float)
+        m, n = len(self.alphas), self.residual.shape[0]
+        if w.shape != (m,):
+            raise ValueError(f"weights must have one entry per term ({m}), got shape {w.shape}")
+        pi, pj = self.pivots[:, 0], self.pivots[:, 1]
+        hits = self.perms[:, pi].T == pj[:, None]  # hits[l, q] = P_q(i_l, j_l)
+        c = w.copy()
+        for ell in range(m - 2, -1, -1):  # back substitution, L^T c = w
+            c[ell] -= hits[ell + 1:, ell] @ c[ell + 1:]
+        grad = np.zeros((n, n))
+        grad[pi, pj] = c  # pivots are distinct: each leaves the support once used
+        return grad
+
 
 def birkhoff_decomposition(A, S, k: int | None = None, tol: float = 1e-12) -> BirkhoffDecomposition:
     """Score-induced Birkhoff decomposition of ``A`` (the paper's continuous Birkhoff
@@ -442,9 +460,8 @@ def birkhoff_extension(fun: BatchObjective, A, S, k: int | None = None, *, norma
     val = _ext_from_dec(values, dec, normalize)
     if not return_grad:
         return val
-    G = dec.alpha_gradients()
     weights = (values - val) / dec.alphas.sum() if normalize else values
-    grad = np.tensordot(weights, G, axes=1)
+    grad = dec.gradient(weights)
     dec.values = values
     return val, grad, dec
 
@@ -626,7 +643,7 @@ def be_frank_wolfe(fun: BatchObjective, n: int, *, k: int = 5, step: float = 0.2
         values = _evaluate(fun, dec.perms)
         mass = dec.alphas.sum()
         val = float(dec.alphas @ values) / mass
-        grad = np.tensordot((values - val) / mass, dec.alpha_gradients(), axes=1)
+        grad = dec.gradient((values - val) / mass)
         n_evals += len(dec)
         i = int(np.argmin(values))
         if values[i] < best_val:
@@ -708,7 +725,7 @@ def be_momentum_frank_wolfe(fun: BatchObjective, n: int, *, k: int = 5, lr: floa
         n_evals += len(dec)
         mass = dec.alphas.sum()
         loss = float(dec.alphas @ values) / mass
-        grad = np.tensordot((values - loss) / mass, dec.alpha_gradients(), axes=1) * np.sign(W)
+        grad = dec.gradient((values - loss) / mass) * np.sign(W)
         i = int(np.argmin(values))
         tl, perm = float(values[i]), dec.perms[i].copy()
         if tl < cand_val:

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from ..claims import Criterion, Measured, claim
 from ..core import Result, Trace, Tuning, check_choice, check_in_range, check_int, grid_search
-from ..viz import SliderStep, base_layout, color_for, slider_figure
+from ..viz import SliderStep, base_layout, color_for, glue, glue_claim, slider_figure
 from ..widgets import Choice, Explorer, Slider
 from .birkhoff import (
     QAP,
@@ -64,11 +64,11 @@ METHODS = BLACK_BOX + (FAQ, SINKHORN)
 #: The tuning grids (same size for every tuned method) and the settings they select
 #: (``test_birkhoff_chapter`` checks that :func:`tuning` still selects them).
 GRIDS = {BE: {"step": (0.05, 0.1, 0.2), "score_period": (10, 20, 40)},
-         AUTHORS: {"lr": (0.03, 0.1, 0.3), "period": (None, 5, 20)},
+         AUTHORS: {"lr": (0.01, 0.03, 0.1), "period": (None, 5, 20)},
          SINKHORN: {"tau": (0.2, 0.5, 1.0), "lr": (1.0, 2.0, 4.0)},
          TWO_OPT: {"restart": ("random permutation",)}}
 SETTINGS = {BE: {"step": 0.1, "score_period": 20},
-            AUTHORS: {"lr": 0.1, "period": 5},
+            AUTHORS: {"lr": 0.03, "period": 20},
             SINKHORN: {"tau": 0.5, "lr": 1.0}}
 
 
@@ -129,7 +129,7 @@ def comparison(methods=METHODS, seeds=CLAIM_SEEDS, warm: bool = False) -> dict[s
 
 def evaluations(method: str, seeds=CLAIM_SEEDS) -> float:
     """Median number of evaluations of f a method used per run on the benchmark."""
-    return float(np.median([_run(method, name, s)[1] for name in QAPLIB_12 for s in seeds]))
+    return float(np.median([_run(method, name, s, False)[1] for name in QAPLIB_12 for s in seeds]))
 
 
 # --------------------------------------------------------------------------- tuning
@@ -168,10 +168,10 @@ def claim_rounding_guarantee(fast: bool = False) -> Measured:
     for i in range(m):
         A = random_doubly_stochastic(8, g, kind="sinkhorn" if i % 2 == 0 else "mixture", n_perms=6)
         S = score_matrix(8, "uniform", g)
-        dec = birkhoff_decomposition(A, S)
+        F_full, _, dec = birkhoff_extension(q8, A, S, return_grad=True)
         max_recon = max(max_recon, float(np.abs(dec.matrix() - A).max()))
         min_mass = min(min_mass, float(dec.alphas.sum()))
-        viol_full += round_birkhoff(q8, A, S)[1] > birkhoff_extension(q8, A, S) + 1e-12
+        viol_full += dec.values.min() > F_full + 1e-12  # round_S(A) is the decomposition's best term
         viol_trunc += round_birkhoff(q8, A, S, k=5)[1] > birkhoff_extension(q8, A, S, k=5) + 1e-12
     values = {"violations_full": viol_full, "violations_k5": viol_trunc, "matrices": m,
               "max_reconstruction_error": max_recon, "min_sum_alpha": min_mass}
@@ -271,6 +271,9 @@ def claim_local_improvement(fast: bool = False, control: bool = False) -> Measur
 # --------------------------------------------------------------------------- watch it run
 WATCH_INSTANCE = "tai12a"
 PERIODS = (5, 10, 20, 40, 80)
+#: Evaluations in the "watch it run" figures and their live explorer: half the claims' budget, so
+#: that a slider move (a fresh run) stays well under the book's 150 ms.
+TRACE_BUDGET = 1000
 
 
 def _steps(x: np.ndarray, best: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -295,25 +298,35 @@ def _baseline_traces(instance: str, seed: int = 0) -> dict:
 @lru_cache(maxsize=256)
 def run_traces(instance: str = WATCH_INSTANCE, step: float = 0.1, k: int = 5, score_period: int = 20,
                tie_break: str = "random", seed: int = 0) -> Trace:
-    """One BE + Frank-Wolfe run (:data:`BUDGET` evaluations) on a QAPLIB instance; its trace holds
-    the gaps (%) of ``F_S^(k)(A_t)`` (``objective``), ``f(round_S(A_t))`` (``rounded``) and the
-    incumbent (``best``) against ``n_evals``."""
+    """One BE + Frank-Wolfe run (:data:`TRACE_BUDGET` evaluations) on a QAPLIB instance; its trace
+    holds the gaps (%) of ``F_S^(k)(A_t)`` (``objective``), ``f(round_S(A_t))`` (``rounded``) and
+    the incumbent (``best``) against ``n_evals``."""
     check_choice(instance, "instance", QAPLIB_12)
     q, opt = qaplib_instance(instance)
     res = be_frank_wolfe(q, q.n, k=k, step=step, score_period=score_period, tie_break=tie_break,
-                         maxiter=10 * BUDGET, max_evals=BUDGET, rng=seed)
-    tr = Trace(BE, meta=dict(res.trace.meta, instance=instance))
-    for obj, rnd, best, ev in zip(res.trace.objective, res.trace["rounded"], res.trace["best"], res.trace["n_evals"]):
-        tr.record(objective=gap(obj, opt), rounded=gap(rnd, opt), best=gap(best, opt), n_evals=ev)
-    return tr
+                         maxiter=10 * TRACE_BUDGET, max_evals=TRACE_BUDGET, rng=seed)
+    data = {key: list(gap(res.trace[key], opt)) for key in ("objective", "rounded", "best")}
+    return Trace.from_dict({"method": BE, "meta": dict(res.trace.meta, instance=instance),
+                            "iteration": list(res.trace.iteration), "n_evals": list(res.trace["n_evals"]), **data})
 
 
-def _trace_parts(instance: str, step: float, k: int, score_period: int, tie_break: str) -> tuple[list, dict]:
+def _trace_parts(instance: str, step: float, k: int, score_period: int, tie_break: str) -> list:
     tr = run_traces(instance, step, k, score_period, tie_break)
     base = _baseline_traces(instance)
-    ev = tr["n_evals"]
+    ev, top = tr["n_evals"], _trace_ymax(instance)
     blue = color_for(0)
+    # the dynamic score's periods, every other one shaded: one filled trace of rectangles
+    resets = ev[np.arange(score_period, len(ev), score_period) - 1]
+    edges = np.concatenate([[0.0], resets, [ev[-1]]])
+    xs, ys = [], []
+    for j in range(1, len(edges) - 1, 2):
+        xs += [edges[j], edges[j], edges[j + 1], edges[j + 1], edges[j], None]
+        ys += [-1, top, top, -1, -1, None]
     traces = [
+        go.Scatter(x=xs or [None], y=ys or [None], name="shaded: alternate score periods", mode="lines",
+                   fill="toself", fillcolor="rgba(160,190,230,0.3)", line=dict(width=0), hoverinfo="skip"),
+        go.Scatter(x=[0, TRACE_BUDGET], y=[base[FAQ]] * 2, name="FAQ (uses the formula)", mode="lines",
+                   line=dict(color="#555", dash="dot", width=1.5)),
         go.Scatter(x=ev, y=tr.objective, name="BE: F_S(A_t), the extension", mode="lines",
                    line=dict(color=blue, width=1)),
         go.Scatter(x=ev, y=tr["rounded"], name="BE: f(round(A_t)), never above it", mode="lines",
@@ -322,54 +335,41 @@ def _trace_parts(instance: str, step: float, k: int, score_period: int, tie_brea
     ]
     for i, m in enumerate((TWO_OPT, RANDOM)):
         x, y = base[m]
-        x, y = np.append(x, BUDGET), np.append(y, y[-1])  # the incumbent holds to the end of the budget
+        keep = x <= TRACE_BUDGET
+        x, y = np.append(x[keep], TRACE_BUDGET), np.append(y[keep], y[keep][-1])  # held to the end
         traces.append(go.Scatter(x=x, y=y, name=f"{m}: best so far", mode="lines", line_shape="hv",
                                  line=dict(color=color_for(i + 1), width=2.5, dash=("solid", "dash")[i])))
-    resets = ev[np.arange(score_period, len(ev), score_period) - 1]
-    edges = np.concatenate([[0.0], resets, [ev[-1]]])
-    shapes = [dict(type="rect", xref="x", yref="paper", x0=edges[j], x1=edges[j + 1], y0=0, y1=1,
-                   fillcolor="#d6e4f5", opacity=0.5, layer="below", line_width=0)
-              for j in range(1, len(edges) - 1, 2)]
-    level = base[FAQ]
-    shapes.append(dict(type="line", xref="paper", yref="y", x0=0, x1=1, y0=level, y1=level,
-                       line=dict(color="#555", dash="dot", width=1.5)))
-    notes = [dict(xref="paper", yref="y", x=1, y=level, text="FAQ", showarrow=False, xanchor="right",
-                  yanchor="bottom"),
-             dict(xref="paper", yref="paper", x=0.01, y=0.99, xanchor="left", yanchor="top", showarrow=False,
-                  text="shaded: every other score period (dynamic score)", font=dict(size=11, color="#555"))]
-    return traces, dict(shapes=shapes, annotations=notes)
+    return traces
 
 
 def _trace_ymax(instance: str) -> float:
     base = _baseline_traces(instance)
-    return float(max(base[RANDOM][1][-1], base[FAQ]) * 1.3)
+    x, y = base[RANDOM]
+    return float(max(y[x <= TRACE_BUDGET][-1], base[FAQ]) * 1.5)
 
 
 def trace_figure(instance: str = WATCH_INSTANCE, step: float = 0.1, k: int = 5, score_period: int = 20,
                  tie_break: str = "random") -> go.Figure:
     """Gap to the optimum (%) against evaluations of f along one BE + Frank-Wolfe run, with 2-opt
-    and random search (same evaluations) on the same axes and FAQ's level; shaded: the dynamic-score periods; the band
-    between F_S and f(round) is the rounding guarantee."""
-    traces, layout = _trace_parts(instance, step, k, score_period, tie_break)
-    fig = go.Figure(traces)
-    fig.update_layout(**layout)
+    and random search (same evaluations) and FAQ's level on the same axes; shaded: the
+    dynamic-score periods; the band between F_S and f(round) is the rounding guarantee."""
+    fig = go.Figure(_trace_parts(instance, step, k, score_period, tie_break))
     base_layout(fig, title=f"{instance}: step {step:g}, k = {k}, score reset every {score_period} steps, "
                            f"{tie_break} ties", xaxis_title="evaluations of f", yaxis_title="gap to optimum (%)",
-                height=480)
+                height=500)
     fig.update_yaxes(range=[-1, _trace_ymax(instance)])
+    fig.update_xaxes(range=[0, TRACE_BUDGET])
     return fig
 
 
 def trace_slider_figure(instance: str = WATCH_INSTANCE) -> go.Figure:
     """Static twin of :data:`EXPLORER_TRACE`: the score-reset period on a slider."""
-    steps = []
-    for period in PERIODS:
-        traces, layout = _trace_parts(instance, 0.1, 5, period, "random")
-        steps.append(SliderStep(f"{period}", traces, layout=layout))
+    steps = [SliderStep(f"{period}", _trace_parts(instance, 0.1, 5, period, "random")) for period in PERIODS]
     fig = slider_figure(steps, slider_label="score reset period M (Frank-Wolfe steps)", active=PERIODS.index(20),
-                        xaxis_title="evaluations of f", yaxis_title="gap to optimum (%)", height=500,
+                        xaxis_title="evaluations of f", yaxis_title="gap to optimum (%)", height=520,
                         title=f"BE + Frank-Wolfe on {instance}: the dynamic score")
     fig.update_yaxes(range=[-1, _trace_ymax(instance)], autorange=False)
+    fig.update_xaxes(range=[0, TRACE_BUDGET], autorange=False)
     return fig
 
 
@@ -399,12 +399,15 @@ def comparison_figure(gaps: dict[str, np.ndarray]) -> go.Figure:
         if np.asarray(g).shape[-1] != len(QAPLIB_12):
             raise ValueError(f"gaps[{m!r}] must have one column per instance of QAPLIB_12")
         y = np.asarray(g, dtype=float).mean(axis=0)
-        fig.add_trace(go.Scatter(x=list(QAPLIB_12), y=np.maximum(y, 0.05), mode="markers", name=LEGEND.get(m, m),
+        x = np.arange(len(QAPLIB_12)) + 0.07 * (i - (len(gaps) - 1) / 2)  # side by side, not on top
+        fig.add_trace(go.Scatter(x=x, y=np.maximum(y, 0.05), mode="markers", name=LEGEND.get(m, m),
+                                 text=list(QAPLIB_12),
                                  marker=dict(color=color_for(i), size=11, symbol=SYMBOLS.get(m, "circle"),
                                              line=dict(width=1.5, color=color_for(i))),
-                                 customdata=y, hovertemplate="%{x}: %{customdata:.2f}%<extra>" + m + "</extra>"))
+                                 customdata=y, hovertemplate="%{text}: %{customdata:.2f}%<extra>" + m + "</extra>"))
     base_layout(fig, xaxis_title="QAPLIB instance (n = 12)", yaxis_title="gap to optimum (%), mean over seeds",
                 logy=True, height=500)
+    fig.update_xaxes(tickvals=list(range(len(QAPLIB_12))), ticktext=list(QAPLIB_12))
     fig.add_annotation(xref="paper", yref="paper", x=1, y=0, xanchor="right", yanchor="bottom", showarrow=False,
                        text="a gap of 0 is drawn at 0.05%", font=dict(size=11, color="#555"))
     return fig
@@ -417,11 +420,36 @@ def comparison_rows(gaps: dict[str, np.ndarray]) -> list[dict]:
         per_seed = np.asarray(g).mean(axis=1)
         black_box = m in BLACK_BOX
         rows.append({"method": LEGEND.get(m, m),
-                     "mean gap (%), median over seeds": float(np.median(per_seed)),
+                     "mean gap (%), median over seeds": f"{np.median(per_seed):.1f}",
                      "range over seeds": f"{per_seed.min():.1f}-{per_seed.max():.1f}",
                      "evaluations of f": f"{evaluations(m):.0f}" if black_box else "(uses the formula)",
                      "optimal runs": f"{int((np.asarray(g) < 1e-9).sum())}/{np.asarray(g).size}"})
     return rows
+def glue_results(results) -> None:
+    """Glue the claims' measured figures for the prose, each with the precision the text shows."""
+    by_name = {r.name: r for r in results}
+    two, one, whole = "{:.2f}", "{:.1f}", "{:.0f}"
+    glue_claim(by_name["be_vs_two_opt"], formats={
+        "ratio_median": two, "ratio_min": two, "ratio_max": two, "gap_pct": one, "two_opt_gap_pct": one,
+        "ratio_vs_one_descent_median": two, "one_descent_gap_pct": one, "one_descent_evals": whole,
+        "solver_ties_gap_pct": one, "authors_gap_pct": one, "faq_gap_pct": one, "sinkhorn_gap_pct": one,
+        "authors_ratio_median": two, "authors_ratio_vs_one_descent_median": two})
+    glue_claim(by_name["local_improvement"], formats={
+        "improved_median": whole, "improved_min": whole, "improved_max": whole, "faq_suboptimal": whole,
+        "faq_gap_pct": one, "warm_gap_pct": one, "two_opt_from_faq_improved_median": whole,
+        "two_opt_from_faq_gap_pct": one})
+    glue_claim(by_name["rounding_guarantee"], formats={"matrices": whole})
+
+
+def glue_tuning(tunings) -> None:
+    """Glue the tuned BE setting and the tuning scores of BE and 2-opt."""
+    best = {t.method: t for t in tunings}
+    glue("tuned_be", best[BE].best_score, "{:.1f}")
+    glue("tuned_two_opt", best[TWO_OPT].best_score, "{:.1f}")
+    glue("tuned_step", best[BE].best["step"], "{:g}")
+    glue("tuned_period", best[BE].best["score_period"], "{:d}")
+
+
 # --- continuity ---------------------------------------------------------------------------
 T_GRID = np.round(np.linspace(0.0, 1.0, 11), 2)
 
