@@ -323,21 +323,21 @@ def _trace_parts(instance: str, step: float, k: int, score_period: int, tie_brea
         xs += [edges[j], edges[j], edges[j + 1], edges[j + 1], edges[j], None]
         ys += [-1, top, top, -1, -1, None]
     traces = [
-        go.Scatter(x=xs or [None], y=ys or [None], name="shaded: alternate score periods", mode="lines",
+        go.Scatter(x=xs or [None], y=ys or [None], name="alternate score periods", mode="lines",
                    fill="toself", fillcolor="rgba(160,190,230,0.3)", line=dict(width=0), hoverinfo="skip"),
-        go.Scatter(x=[0, TRACE_BUDGET], y=[base[FAQ]] * 2, name="FAQ (uses the formula)", mode="lines",
+        go.Scatter(x=[0, TRACE_BUDGET], y=[base[FAQ]] * 2, name="FAQ", mode="lines",
                    line=dict(color="#555", dash="dot", width=1.5)),
-        go.Scatter(x=ev, y=tr.objective, name="BE: F_S(A_t), the extension", mode="lines",
+        go.Scatter(x=ev, y=tr.objective, name="BE: F_S(A_t)", mode="lines",
                    line=dict(color=blue, width=1)),
-        go.Scatter(x=ev, y=tr["rounded"], name="BE: f(round(A_t)), never above it", mode="lines",
+        go.Scatter(x=ev, y=tr["rounded"], name="BE: f(round(A_t))", mode="lines",
                    line=dict(color=blue, width=1, dash="dot"), fill="tonexty", fillcolor="rgba(31,119,180,0.12)"),
-        go.Scatter(x=ev, y=tr["best"], name="BE: best so far", mode="lines", line=dict(color=blue, width=3)),
+        go.Scatter(x=ev, y=tr["best"], name="BE: best", mode="lines", line=dict(color=blue, width=3)),
     ]
     for i, m in enumerate((TWO_OPT, RANDOM)):
         x, y = base[m]
         keep = x <= TRACE_BUDGET
         x, y = np.append(x[keep], TRACE_BUDGET), np.append(y[keep], y[keep][-1])  # held to the end
-        traces.append(go.Scatter(x=x, y=y, name=f"{m}: best so far", mode="lines", line_shape="hv",
+        traces.append(go.Scatter(x=x, y=y, name=f"{m}: best", mode="lines", line_shape="hv",
                                  line=dict(color=color_for(i + 1), width=2.5, dash=("solid", "dash")[i])))
     return traces
 
@@ -354,11 +354,17 @@ def trace_figure(instance: str = WATCH_INSTANCE, step: float = 0.1, k: int = 5, 
     and random search (same evaluations) and FAQ's level on the same axes; shaded: the
     dynamic-score periods; the band between F_S and f(round) is the rounding guarantee."""
     fig = go.Figure(_trace_parts(instance, step, k, score_period, tie_break))
-    base_layout(fig, title=f"{instance}: step {step:g}, k = {k}, score reset every {score_period} steps, "
-                           f"{tie_break} ties", xaxis_title="evaluations of f", yaxis_title="gap to optimum (%)",
-                height=500)
+    base_layout(fig, title=f"{instance}: step {step:g}, k = {k}, M = {score_period}, {tie_break} ties",
+                xaxis_title="evaluations of f", yaxis_title="gap to optimum (%)", height=560)
     fig.update_yaxes(range=[-1, _trace_ymax(instance)])
     fig.update_xaxes(range=[0, TRACE_BUDGET])
+    return _legend_below(fig)
+
+
+def _legend_below(fig: go.Figure) -> go.Figure:
+    """Seven legend entries: below the plot, where they cannot climb over the title on a phone."""
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, x=0, xanchor="left"),
+                      margin=dict(t=60, b=170))
     return fig
 
 
@@ -366,10 +372,11 @@ def trace_slider_figure(instance: str = WATCH_INSTANCE) -> go.Figure:
     """Static twin of :data:`EXPLORER_TRACE`: the score-reset period on a slider."""
     steps = [SliderStep(f"{period}", _trace_parts(instance, 0.1, 5, period, "random")) for period in PERIODS]
     fig = slider_figure(steps, slider_label="score reset period M (Frank-Wolfe steps)", active=PERIODS.index(20),
-                        xaxis_title="evaluations of f", yaxis_title="gap to optimum (%)", height=520,
-                        title=f"BE + Frank-Wolfe on {instance}: the dynamic score")
+                        xaxis_title="evaluations of f", yaxis_title="gap to optimum (%)", height=560,
+                        title=f"{instance}: the dynamic score")
     fig.update_yaxes(range=[-1, _trace_ymax(instance)], autorange=False)
     fig.update_xaxes(range=[0, TRACE_BUDGET], autorange=False)
+    fig.update_layout(margin=dict(t=180))  # room for seven legend entries between title and plot on a phone
     return fig
 
 
@@ -442,12 +449,13 @@ def glue_results(results) -> None:
 
 
 def glue_tuning(tunings) -> None:
-    """Glue the tuned BE setting and the tuning scores of BE and 2-opt."""
+    """Glue the tuned settings of BE and the authors' optimiser and the tuning scores of BE and 2-opt."""
     best = {t.method: t for t in tunings}
     glue("tuned_be", best[BE].best_score, "{:.1f}")
     glue("tuned_two_opt", best[TWO_OPT].best_score, "{:.1f}")
     glue("tuned_step", best[BE].best["step"], "{:g}")
     glue("tuned_period", best[BE].best["score_period"], "{:d}")
+    glue("tuned_authors_period", best[AUTHORS].best["period"], "{}")
 
 
 # --- continuity ---------------------------------------------------------------------------
