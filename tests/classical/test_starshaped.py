@@ -1,20 +1,25 @@
-"""Tests of chapter 06: star-shaped polyhedral classifiers (fan coordinates, chambers,
-monotonicity, the concave log-likelihood and its maximiser, baselines, explorers)."""
+"""Tests of chapter 06's method: star-shaped polyhedral classifiers (fan coordinates, chambers,
+monotonicity, the concave log-likelihood and its maximiser, the scikit-learn-style classifier)."""
+import subprocess
+import sys
 from itertools import product
 
 import numpy as np
 import pytest
 from scipy.optimize import minimize
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, cross_val_score
 
 from optbook.classical import starshaped as S
+from optbook.classical import starshaped_chapter as ch
 from optbook.core import check_derivatives
-
 
 @pytest.fixture(scope="module")
 def data():
     fan = S.type_b_fan(2)
-    X, y, y_clean = S.make_star_data(fan, S.A_TRUE, 300, 0.1, rng=0)
+    X, y, y_clean = ch.make_star_data(fan, ch.A_TRUE, 300, 0.1, rng=0)
     return fan, X, y, y_clean, fan.coordinates(X)
+
 
 
 # ---------------------------------------------------------------- fan coordinates
@@ -113,10 +118,10 @@ def test_fp_increase_fn_decrease_along_positive_directions(data):
 def test_perfect_classifiers_form_a_convex_set():
     """Cor 3.3 on noise-free data: the midpoint of two perfect separators is perfect."""
     fan = S.type_b_fan(2)
-    X, _, y = S.make_star_data(fan, S.A_TRUE, 200, 0.0, rng=9)
+    X, _, y = ch.make_star_data(fan, ch.A_TRUE, 200, 0.0, rng=9)
     A = fan.coordinates(X)
     rng = np.random.default_rng(9)
-    perfect = [a for a in S.A_TRUE * rng.uniform(0.97, 1.03, (300, 8)) if S.confusion(A, a, y)["err"] == 0]
+    perfect = [a for a in ch.A_TRUE * rng.uniform(0.97, 1.03, (300, 8)) if S.confusion(A, a, y)["err"] == 0]
     assert len(perfect) >= 4
     for a, b in zip(perfect[::2], perfect[1::2]):
         assert S.confusion(A, 0.5 * (a + b), y)["err"] == 0
@@ -199,27 +204,15 @@ def test_mle_boundary_optimum_is_kept():
     assert S.kkt_residual(res.x, A, y, 1.0) < 1e-7
 
 
-def test_mle_trace_records_objective_and_mistakes(data):
-    _, _, y, _, A = data
-    res = S.fit_star(A, y, 1.0)
-    tr = res.trace
-    assert len(tr) == res.nit + 1
-    assert np.isclose(tr.objective[-1], -res.fun)
-    assert tr.objective[-1] <= tr.objective[0]
-    assert tr["err"][-1] == S.confusion(A, res.x, y)["err"]
-    phases = S.chamber_phase(tr)
-    assert phases[-1].label == "inside the final chamber"
-
-
 def test_mle_fits_noise_free_star_data():
     """The exponential model is misspecified for hard labels, so the MLE is not a perfect
     separator (about 0.86-0.90 here), but far better than a linear classifier."""
     fan = S.type_b_fan(2)
-    X, y, _ = S.make_star_data(fan, S.A_TRUE, 600, 0.0, rng=13)
+    X, y, _ = ch.make_star_data(fan, ch.A_TRUE, 600, 0.0, rng=13)
     A = fan.coordinates(X)
     sel = S.select_lambda(A, y, refit=False)
     acc = np.mean(S.star_classify(A, sel["a"]) == y)
-    lin = np.mean(S.logistic_predict(S.logistic_regression(X, y).x, X) == y)
+    lin = np.mean(ch.logistic_predict(ch.logistic_regression(X, y).x, X) == y)
     assert acc > 0.8 and acc > lin + 0.15
 
 
@@ -230,129 +223,154 @@ def test_select_lambda_scaling_shortcut_agrees(data):
     assert a["best"] == b["best"] and np.allclose(a["fits"], b["fits"], rtol=1e-5)
 
 
-# ---------------------------------------------------------------- baselines
+def test_threshold_lambda_is_the_best_over_every_lambda(data):
+    """The exact choice beats or ties every lambda of a fine grid, and its accuracy is the one it reports."""
+    _, _, y, _, A = data
+    a1 = S.fit_star(A, y, 1.0).x
+    lam, acc = S.threshold_lambda(A @ a1, y)
+    assert acc == pytest.approx(np.mean(S.star_classify(A, a1 / lam) == y))
+    grid = np.geomspace(0.05, 20, 4001)
+    brute = np.mean(((A @ a1)[:, None] > grid[None, :]) == (y == 1)[:, None], axis=0)
+    assert acc >= brute.max() - 1e-12
+    assert acc >= S.select_lambda(A, y, refit=False)["train_acc"].max()
 
-def test_logistic_regression_matches_closed_form_gradient_zero(data):
+
+def test_threshold_lambda_edge_cases():
+    # ties in u cannot be split; all-outside and all-inside cuts; the smallest lambda on ties
+    assert S.threshold_lambda([1.0, 1.0, 3.0], [0, 1, 1]) == (0.5, pytest.approx(2 / 3))
+    assert S.threshold_lambda([0.5, 2.0], [1, 1]) == (0.25, 1.0)
+    assert S.threshold_lambda([0.5, 2.0], [0, 0]) == (4.0, 1.0)
+    assert S.threshold_lambda([0.0, 0.0], [1, 0])[1] == 0.5
+    lam, _ = S.threshold_lambda([1.0, 2.0, 3.0, 4.0], [0, 1, 0, 1])  # three cuts with 3 of 4 right
+    assert lam == 1.5
+
+
+def test_type_b_star_with_the_dents_switched_off_is_the_kite_star(data):
+    """Reduction test of the comparison's control: a kite star is the type-B star whose diagonal
+    values are a_(+-1,+-1) = a_(+-1,0) + a_(0,+-1) (f linear on each quadrant). So the type-B
+    coordinates times that map are the kite coordinates, and the type-B MLE is at least as likely."""
+    fan, X, y, _, A = data
+    # kite rays e1, e2, -e1, -e2 -> type-B rays (1,0), (1,1), (0,1), (-1,1), (-1,0), (-1,-1), (0,-1), (1,-1)
+    M = np.array([[1, 0, 0, 0], [1, 1, 0, 0], [0, 1, 0, 0], [0, 1, 1, 0],
+                  [0, 0, 1, 0], [0, 0, 1, 1], [0, 0, 0, 1], [1, 0, 0, 1]], dtype=float)
+    K = S.kite_fan(2).coordinates(X)
+    assert np.allclose(A @ M, K, atol=1e-12)
+    kite = S.fit_star(K, y, 1.0)
+    assert np.allclose(S.star_classify(A, M @ kite.x), S.star_classify(K, kite.x))
+    assert S.fit_star(A, y, 1.0).fun >= kite.fun - 1e-9
+
+
+# ---------------------------------------------------------------- the scikit-learn-style classifier
+
+def test_star_classifier_equals_fit_star_and_select_lambda(data):
+    fan, X, y, _, A = data
+    clf = S.StarClassifier(fan, lam=0.7).fit(X, y)
+    assert np.allclose(clf.a_, S.fit_star(A, y, 0.7).x)
+    assert np.array_equal(clf.predict(X), S.star_classify(A, clf.a_))
+    auto = S.StarClassifier(fan).fit(X, y)
+    sel = S.select_lambda(A, y, refit=False)
+    assert auto.lam_ == sel["lam"] and np.allclose(auto.a_, sel["a"])
+    assert auto.score(X, y) == pytest.approx(sel["train_acc"].max())
+    assert np.array_equal(auto.classes_, [0, 1]) and auto.n_features_in_ == 2
+    exact = S.StarClassifier(fan, lam="exact").fit(X, y)
+    a1 = S.fit_star(A, y, 1.0).x
+    assert exact.lam_ == S.threshold_lambda(A @ a1, y)[0] and np.allclose(exact.a_, a1 / exact.lam_)
+    assert exact.score(X, y) >= auto.score(X, y)
+
+
+def test_star_classifier_scores_and_probabilities_are_consistent(data):
     _, X, y, _, _ = data
-    res = S.logistic_regression(X, y, l2=0.0)
-    Z = np.hstack([X, np.ones((len(X), 1))])
-    p = 1 / (1 + np.exp(-Z @ res.x))
-    assert np.abs(Z.T @ (p - y)).max() / len(y) < 1e-7
-    assert S.logistic_predict(res.x, X).shape == y.shape
+    clf = S.StarClassifier().fit(X, y)  # default fan: the type-B fan
+    assert clf.fan_.n_rays == 8
+    assert np.array_equal(clf.predict(X), (clf.decision_function(X) > 0).astype(int))
+    P = clf.predict_proba(X)
+    assert np.allclose(P.sum(axis=1), 1.0) and P.min() >= 0
+    # P(outside) is the exponential CDF of f_a(x) with the chosen rate
+    assert np.allclose(P[:, 1], 1 - np.exp(-clf.lam_ * (clf.decision_function(X) + 1)))
 
 
-def test_mlp_baseline_is_deterministic_and_learns():
-    fan = S.type_b_fan(2)
-    X, y, _ = S.make_star_data(fan, S.A_TRUE, 200, 0.0, rng=14)
-    p1 = S.mlp_baseline(X, y, X, steps=300, restarts=2, seed=3)
-    p2 = S.mlp_baseline(X, y, X, steps=300, restarts=2, seed=3)
-    assert np.array_equal(p1[0], p2[0]) and np.mean(p1[0] == y) > 0.6
+def test_star_classifier_works_with_scikit_learn_tools(data):
+    fan, X, y, _, _ = data
+    clf = S.StarClassifier(fan, lam=1.0)
+    assert clone(clf).get_params()["lam"] == 1.0
+    scores = cross_val_score(clf, X, y, cv=3)
+    assert scores.shape == (3,) and scores.min() > 0.6
+    search = GridSearchCV(S.StarClassifier(fan), {"lam": [0.5, 1.0, 2.0]}, cv=3).fit(X, y)
+    assert search.best_params_["lam"] in (0.5, 1.0, 2.0)
 
 
-def test_rbf_svm_baseline():
-    fan = S.type_b_fan(2)
-    X, y, _ = S.make_star_data(fan, S.A_TRUE, 200, 0.0, rng=15)
-    if not S.HAVE_SKLEARN:
-        with pytest.raises(ImportError, match="scikit-learn"):
-            S.rbf_svm_baseline(X, y, X)
-    else:
-        tr, _ = S.rbf_svm_baseline(X, y, X)
-        assert np.mean(tr == y) > 0.8
+def test_star_classifier_rejects_bad_input(data):
+    fan, X, y, _, _ = data
+    with pytest.raises(ValueError, match="not fitted"):
+        S.StarClassifier().predict(X)
+    with pytest.raises(ValueError, match="lam"):
+        S.StarClassifier(lam="best").fit(X, y)
+    with pytest.raises(ValueError, match="lam"):
+        S.StarClassifier(lam=-1.0).fit(X, y)
+    with pytest.raises(ValueError, match="fan"):
+        S.StarClassifier(fan="type-B").fit(X, y)
+    with pytest.raises(ValueError, match="X"):
+        S.StarClassifier().fit(np.ones((5, 3)), np.zeros(5))
+    with pytest.raises(ValueError, match="y"):
+        S.StarClassifier().fit(X, np.full(len(X), 2))
+    clf = S.StarClassifier(fan).fit(X, y)
+    with pytest.raises(ValueError, match="X"):
+        clf.predict(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="X"):
+        clf.predict_proba([[np.nan, 0.0]])
 
 
-def test_data_is_deterministic_and_flips_at_the_rate():
-    fan = S.type_b_fan(2)
-    X1, y1, c1 = S.make_star_data(fan, S.A_TRUE, 4000, 0.1, rng=16)
-    X2, y2, _ = S.make_star_data(fan, S.A_TRUE, 4000, 0.1, rng=16)
-    assert np.array_equal(X1, X2) and np.array_equal(y1, y2)
-    assert 0.08 < np.mean(y1 != c1) < 0.12
-    assert np.linalg.norm(X1, axis=1).max() <= 1
+def test_importing_the_method_pulls_neither_plotly_nor_the_experiments():
+    code = ("import sys; from optbook.classical.starshaped import StarClassifier, fit_star; "
+            "bad = [m for m in ('plotly', 'torch', 'optbook.classical.starshaped_chapter', 'sklearn.svm') if m in sys.modules]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
 
-
-# ---------------------------------------------------------------- explorers and figures
-
-def test_explorers_render_and_respond():
-    f1 = S.EXPLORER_EDITOR.render(a3=2.5)
-    f2 = S.EXPLORER_EDITOR.render(a3=0.5)
-    assert f1.layout.title.text != f2.layout.title.text
-    for e in (S.EXPLORER_CHAMBERS, S.EXPLORER_RESOLUTION):
-        assert e.render().data
-    titles = {S.EXPLORER_CHAMBERS.render(lam=lam).layout.title.text for lam in (0.5, 2.0)}
-    assert len(titles) == 2
-
-
-def test_static_sliders_have_frames():
-    for fig, n in ((S.star_editor_slider(), len(S.EDITOR_VALUES)), (S.chamber_slider(), len(S.CHAMBER_LAMS)),
-                   (S.resolution_slider(), len(S.RESOLUTIONS))):
-        assert len(fig.frames) == n and fig.layout.sliders
-
-
-def test_star_polygon_vertices():
-    fan = S.type_b_fan(2)
-    a = np.arange(1, 9, dtype=float)
-    poly = S.star_polygon(fan, a)
-    assert np.allclose(poly[:-1], fan.rays / a[:, None])
 
 
 # ---------------------------------------------------------------- bad input
 
-def test_bad_inputs_raise_value_errors(data):
-    fan, X, y, _, A = data
-    with pytest.raises(ValueError, match="rays"):
-        S.fan_2d([[1, 0], [0, 1], [-1, 0]])  # angle pi between (-1,0) and (1,0): not complete
-    with pytest.raises(ValueError, match="rays"):
-        S.fan_2d([[1, 0], [0, 1]])
-    with pytest.raises(ValueError, match="rays"):
-        S.fan_2d([[1, 0], [2, 0], [-1, 1], [-1, -1]])
-    with pytest.raises(ValueError, match="cones"):
-        S.Fan([[1.0, 0], [2.0, 0]], np.array([[0, 1]]))
-    with pytest.raises(ValueError, match="k"):
-        S.equiangular_fan(2)
-    with pytest.raises(ValueError, match="X"):
-        fan.coordinates(np.ones((3, 3)))
-    with pytest.raises(ValueError, match="X"):
-        fan.coordinates([[np.nan, 0.0]])
-    with pytest.raises(ValueError, match="method"):
-        fan.coordinates(X, method="magic")
-    with pytest.raises(ValueError, match="a"):
-        S.star_classify(A, -np.ones(A.shape[1]))
-    with pytest.raises(ValueError, match="a"):
-        S.star_classify(A, np.ones(3))
-    with pytest.raises(ValueError, match="y"):
-        S.confusion(A, np.ones(A.shape[1]), np.full(len(y), 2))
-    with pytest.raises(ValueError, match="y"):
-        S.fit_star(A, y[:-1])
-    with pytest.raises(ValueError, match="lam"):
-        S.fit_star(A, y, 0.0)
-    with pytest.raises(ValueError, match="lam"):
-        S.log_likelihood(np.ones(A.shape[1]), A, y, np.inf)
-    with pytest.raises(ValueError, match="a0"):
-        S.fit_star(A, y, a0=np.full(A.shape[1], np.nan))
-    with pytest.raises(ValueError, match="tol"):
-        S.fit_star(A, y, tol=-1.0)
-    with pytest.raises(ValueError, match="maxiter"):
-        S.fit_star(A, y, maxiter=0)
-    with pytest.raises(ValueError, match="flip"):
-        S.make_star_data(fan, S.A_TRUE, 10, flip=0.7)
-    with pytest.raises(ValueError, match="a_true"):
-        S.make_star_data(fan, S.A_TRUE[:3], 10)
-    with pytest.raises(ValueError, match="m"):
-        S.sample_disk(0)
-    with pytest.raises(ValueError, match="l2"):
-        S.logistic_regression(X, y, l2=-1.0)
-    with pytest.raises(ValueError, match="Phi"):
-        S.logistic_regression(np.ones(5), y)
-    with pytest.raises(ValueError, match="lams"):
-        S.select_lambda(A, y, [1.0, -1.0])
-    with pytest.raises(ValueError, match="hidden"):
-        S.mlp_baseline(X, y, X, hidden=(0,))
-    with pytest.raises(ValueError, match="restarts"):
-        S.mlp_baseline(X, y, X, restarts=0)
-    with pytest.raises(ValueError, match="lr"):
-        S.mlp_baseline(X, y, X, lr=0.0)
-    with pytest.raises(ValueError, match="X_test"):
-        S.mlp_baseline(X, y, np.ones((4, 3)))
-    with pytest.raises(ValueError, match="C"):
-        S.rbf_svm_baseline(X, y, X, C=-1.0)
-    with pytest.raises(ValueError, match="lam_scale"):
-        S.resolution_figure(8, lam_scale=0.0)
+def _bad_cases():
+    fan = S.type_b_fan(2)
+    A = fan.coordinates(np.random.default_rng(0).normal(size=(20, 2)))
+    y = (np.arange(20) % 2).astype(int)
+    return [
+        (lambda: S.fan_2d([[1, 0], [0, 1], [-1, 0]]), "^rays must positively span"),  # a gap of pi
+        (lambda: S.fan_2d([[1, 0], [0, 1]]), "^rays must hold at least 3"),
+        (lambda: S.fan_2d([[1, 0], [2, 0], [-1, 1], [-1, -1]]), "^rays must point in distinct"),
+        (lambda: S.fan_2d([[np.nan, 0], [0, 1], [-1, -1]]), "^rays must be finite"),
+        (lambda: S.Fan([[1.0, 0], [2.0, 0]], np.array([[0, 1]])), "^cones must be simplicial"),
+        (lambda: S.Fan([[1.0, 0.0], [0.0, 1.0]], np.empty((0, 2), dtype=int)), "^cones must be a non-empty"),
+        (lambda: S.equiangular_fan(2), "^k must"),
+        (lambda: fan.coordinates(np.ones((3, 3))), "^X must have shape"),
+        (lambda: fan.coordinates([[np.nan, 0.0]]), "^X must be finite"),
+        (lambda: fan.coordinates(np.empty((0, 2))), "^X must be a non-empty"),
+        (lambda: fan.coordinates([[1.0, 0.0]], method="magic"), "^method must be"),
+        (lambda: S.type_b_coordinates(np.empty((0, 2))), "^X must be a non-empty"),
+        (lambda: S.kite_coordinates([[1.0, np.inf]]), "^X must be finite"),
+        (lambda: S.star_classify(A, -np.ones(8)), "^a must be non-negative"),
+        (lambda: S.star_classify(A, np.ones(3)), "^a must have length 8"),
+        (lambda: S.confusion(A, np.ones(8), np.full(20, 2)), "^y must contain only 0 and 1"),
+        (lambda: S.fit_star(A, y[:-1]), "^y must have length 20"),
+        (lambda: S.fit_star(A, y, 0.0), "^lam must be positive"),
+        (lambda: S.log_likelihood(np.ones(8), A, y, np.inf), "^lam must be finite"),
+        (lambda: S.fit_star(A, y, a0=np.full(8, np.nan)), "^a0 must be finite"),
+        (lambda: S.fit_star(A, y, tol=-1.0), "^tol must be positive"),
+        (lambda: S.fit_star(A, y, maxiter=0), "^maxiter must"),
+        (lambda: S.fit_star(np.full((20, 8), np.nan), y), "^A must be finite"),
+        (lambda: S.kkt_residual(np.ones(8), A, y, lam=-1.0), "^lam must be positive"),
+        (lambda: S.select_lambda(A, y, [1.0, -1.0]), "^lams must be positive"),
+        (lambda: S.select_lambda(A, y, []), "^lams must not be empty"),
+        (lambda: S.select_lambda(np.empty((0, 8)), []), "^lams must not be empty|^A must be a non-empty"),
+        (lambda: S.threshold_lambda([1.0, -1.0], [0, 1]), "^u must be non-negative"),
+        (lambda: S.threshold_lambda([1.0, np.nan], [0, 1]), "^u must be finite"),
+        (lambda: S.threshold_lambda([], []), "^u must"),
+        (lambda: S.threshold_lambda([1.0, 2.0], [0]), "^y must have length 2"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_bad_cases())))
+def test_bad_inputs_raise_value_errors_naming_the_argument(case):
+    call, pattern = _bad_cases()[case]
+    with pytest.raises(ValueError, match=pattern):
+        call()
