@@ -324,14 +324,16 @@ def _trace_parts(instance: str, step: float, k: int, score_period: int, tie_brea
         ys += [-1, top, top, -1, -1, None]
     traces = [
         go.Scatter(x=xs or [None], y=ys or [None], name="alternate score periods", mode="lines",
-                   fill="toself", fillcolor="rgba(160,190,230,0.3)", line=dict(width=0), hoverinfo="skip"),
+                   fill="toself", fillcolor="rgba(160,190,230,0.3)", line=dict(width=0, dash="solid"),
+                   hoverinfo="skip"),
         go.Scatter(x=[0, TRACE_BUDGET], y=[base[FAQ]] * 2, name="FAQ", mode="lines",
                    line=dict(color="#555", dash="dot", width=1.5)),
         go.Scatter(x=ev, y=tr.objective, name="BE: F_S(A_t)", mode="lines",
-                   line=dict(color=blue, width=1)),
+                   line=dict(color=blue, width=1, dash="solid")),
         go.Scatter(x=ev, y=tr["rounded"], name="BE: f(round(A_t))", mode="lines",
-                   line=dict(color=blue, width=1, dash="dot"), fill="tonexty", fillcolor="rgba(31,119,180,0.12)"),
-        go.Scatter(x=ev, y=tr["best"], name="BE: best", mode="lines", line=dict(color=blue, width=3)),
+                   line=dict(color=blue, width=1, dash="dot"), fill="tonexty", fillcolor="rgba(0,114,178,0.12)"),
+        go.Scatter(x=ev, y=tr["best"], name="BE: best", mode="lines",
+                   line=dict(color=blue, width=3, dash="solid")),
     ]
     for i, m in enumerate((TWO_OPT, RANDOM)):
         x, y = base[m]
@@ -355,16 +357,9 @@ def trace_figure(instance: str = WATCH_INSTANCE, step: float = 0.1, k: int = 5, 
     dynamic-score periods; the band between F_S and f(round) is the rounding guarantee."""
     fig = go.Figure(_trace_parts(instance, step, k, score_period, tie_break))
     base_layout(fig, title=f"{instance}: step {step:g}, k = {k}, M = {score_period}, {tie_break} ties",
-                xaxis_title="evaluations of f", yaxis_title="gap to optimum (%)", height=560)
+                xaxis_title="evaluations of f", yaxis_title="gap to optimum (%)", height=500)
     fig.update_yaxes(range=[-1, _trace_ymax(instance)])
     fig.update_xaxes(range=[0, TRACE_BUDGET])
-    return _legend_below(fig)
-
-
-def _legend_below(fig: go.Figure) -> go.Figure:
-    """Seven legend entries: below the plot, where they cannot climb over the title on a phone."""
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, x=0, xanchor="left"),
-                      margin=dict(t=60, b=170))
     return fig
 
 
@@ -376,7 +371,6 @@ def trace_slider_figure(instance: str = WATCH_INSTANCE) -> go.Figure:
                         title=f"{instance}: the dynamic score")
     fig.update_yaxes(range=[-1, _trace_ymax(instance)], autorange=False)
     fig.update_xaxes(range=[0, TRACE_BUDGET], autorange=False)
-    fig.update_layout(margin=dict(t=180))  # room for seven legend entries between title and plot on a phone
     return fig
 
 
