@@ -101,6 +101,8 @@ def test_bad_input():
         ch.solve(ch.BE, be.LinearAssignment(np.eye(3)), 0)
     with pytest.raises(ValueError, match="budget"):
         ch.solve(ch.BE, q, 0, budget=0)
+    with pytest.raises(ValueError, match="perm0"):
+        ch.solve(ch.SINKHORN, q, 0, perm0=np.arange(12))
     with pytest.raises(ValueError, match="instance"):
         ch.trace_figure("nug13")
     with pytest.raises(ValueError, match="gaps"):

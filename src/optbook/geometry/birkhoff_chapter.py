@@ -85,12 +85,13 @@ def solve(method: str, qap: QAP, seed: int, *, budget: int = BUDGET, perm0=None,
     if not isinstance(qap, QAP):
         raise ValueError("qap must be a QAP")
     budget = check_int(budget, "budget", minimum=1)
+    if perm0 is not None and method not in (BE, BE_FIRST, TWO_OPT, TWO_OPT_ONE, RANDOM):
+        raise ValueError(f"perm0 cannot warm-start {method}")
     n = qap.n
-    opts = {**SETTINGS.get(method, {}), **setting}
+    opts = {**SETTINGS.get(BE if method == BE_FIRST else method, {}), **setting}
     if method in (BE, BE_FIRST):
         return be_frank_wolfe(qap, n, k=5, maxiter=10 * budget, max_evals=budget, perm0=perm0, rng=seed,
-                              tie_break="first" if method == BE_FIRST else "random",
-                              **{**SETTINGS[BE], **setting})
+                              tie_break="first" if method == BE_FIRST else "random", **opts)
     if method == AUTHORS:
         return be_momentum_frank_wolfe(qap, n, k=5, maxiter=10 * budget, max_evals=budget, rng=seed, **opts)
     if method == TWO_OPT:
@@ -98,7 +99,7 @@ def solve(method: str, qap: QAP, seed: int, *, budget: int = BUDGET, perm0=None,
     if method == TWO_OPT_ONE:
         return two_opt(qap, n, perm0=perm0, rng=seed)
     if method == RANDOM:
-        res = random_search(qap, n, budget if perm0 is None else budget - 1, rng=seed)
+        res = random_search(qap, n, budget if perm0 is None else max(budget - 1, 1), rng=seed)
         if perm0 is not None and qap(np.asarray(perm0)) <= res.fun:
             res.x, res.fun = np.asarray(perm0, dtype=np.int64), float(qap(np.asarray(perm0)))
         return res
@@ -288,8 +289,8 @@ def _baseline_traces(instance: str, seed: int = 0) -> dict:
     """Best-so-far gap (%) against evaluations of f for 2-opt with restarts and random search on one
     QAPLIB instance (step curves, change points only), and FAQ's gap."""
     q, opt = qaplib_instance(instance)
-    tw = solve(TWO_OPT, q, seed).trace
-    rs = solve(RANDOM, q, seed).trace
+    tw = solve(TWO_OPT, q, seed, budget=TRACE_BUDGET).trace
+    rs = solve(RANDOM, q, seed, budget=TRACE_BUDGET).trace
     return {TWO_OPT: _steps(tw["n_evals"], np.array([gap(v, opt) for v in tw["best"]])),
             RANDOM: _steps(np.arange(1, len(rs) + 1.0), np.array([gap(v, opt) for v in rs["best"]])),
             FAQ: gap(_faq(instance).fun, opt)}
@@ -337,8 +338,7 @@ def _trace_parts(instance: str, step: float, k: int, score_period: int, tie_brea
     ]
     for i, m in enumerate((TWO_OPT, RANDOM)):
         x, y = base[m]
-        keep = x <= TRACE_BUDGET
-        x, y = np.append(x[keep], TRACE_BUDGET), np.append(y[keep], y[keep][-1])  # held to the end
+        x, y = np.append(x, TRACE_BUDGET), np.append(y, y[-1])  # the incumbent holds to the end
         traces.append(go.Scatter(x=x, y=y, name=f"{m}: best", mode="lines", line_shape="hv",
                                  line=dict(color=color_for(i + 1), width=2.5, dash=("solid", "dash")[i])))
     return traces
@@ -346,8 +346,7 @@ def _trace_parts(instance: str, step: float, k: int, score_period: int, tie_brea
 
 def _trace_ymax(instance: str) -> float:
     base = _baseline_traces(instance)
-    x, y = base[RANDOM]
-    return float(max(y[x <= TRACE_BUDGET][-1], base[FAQ]) * 1.5)
+    return float(max(base[RANDOM][1][-1], base[FAQ]) * 1.5)
 
 
 def trace_figure(instance: str = WATCH_INSTANCE, step: float = 0.1, k: int = 5, score_period: int = 20,
