@@ -455,3 +455,5 @@ def test_gradient_by_back_substitution_equals_the_recursion():
         assert np.count_nonzero(dec.gradient(w)) <= len(dec)  # it lives on the pivots
     with pytest.raises(ValueError, match="weights"):
         dec.gradient(np.ones(len(dec) + 1))
+    with pytest.raises(ValueError, match="weights"):
+        dec.gradient(np.full(len(dec), np.nan))

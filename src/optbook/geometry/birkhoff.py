@@ -361,6 +361,8 @@ class BirkhoffDecomposition:
         m, n = len(self.alphas), self.residual.shape[0]
         if w.shape != (m,):
             raise ValueError(f"weights must have one entry per term ({m}), got shape {w.shape}")
+        if not np.isfinite(w).all():
+            raise ValueError("weights must be finite (found NaN or inf)")
         pi, pj = self.pivots[:, 0], self.pivots[:, 1]
         hits = self.perms[:, pi].T == pj[:, None]  # hits[l, q] = P_q(i_l, j_l)
         c = w.copy()
