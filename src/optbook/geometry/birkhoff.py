@@ -723,6 +723,9 @@ def be_momentum_frank_wolfe(fun: BatchObjective, n: int, *, k: int = 5, lr: floa
         A = np.abs(W)
         S = (1 - jitter) * base + jitter * g.random((n, n))
         dec = _decompose(A, S, min(k, (n - 1) ** 2 + 1), 1e-12)
+        if len(dec) == 0:  # momentum left no permutation inside |W|'s support: restart the point
+            W, t = _random_doubly_stochastic_ipf(n, g), t + 1
+            continue
         values = _evaluate(fun, dec.perms)
         n_evals += len(dec)
         mass = dec.alphas.sum()
