@@ -48,6 +48,15 @@ BUDGET = 2000
 SINKHORN_ITERS = 500
 CLAIM_SEEDS = (0, 1, 2, 3, 4)
 FAST_SEEDS = (0, 1)
+#: The paper's protocol (claim ``paper_protocol``): the authors' optimiser runs a number of steps,
+#: not an evaluation budget. Their repository stops it on wall-clock time (2n-4n seconds, over
+#: 14,000 steps at n = 12 on the book's machine); 5000 is the repository's own ``--max_iterations``
+#: default, fewer steps than that, so the test is harder for BE than the paper's runs were (a run's
+#: incumbent only improves with more steps).
+REPO_STEPS = 5000
+#: One seed's run of that protocol on the nine instances takes over 5 s, so 3 seeds (DESIGN.md 3).
+PROTOCOL_SEEDS = (0, 1, 2)
+PROTOCOL_FAST_SEEDS = (0,)
 TUNING_SEEDS = (100, 101)  # held out, on the held-out instances QAPLIB_14
 
 BE = "BE + Frank-Wolfe"
@@ -77,23 +86,31 @@ def gap(value: float, opt: float) -> float:
     return 100.0 * (value - opt) / abs(opt)
 
 
-def solve(method: str, qap: QAP, seed: int, *, budget: int = BUDGET, perm0=None, **setting) -> Result:
+def solve(method: str, qap: QAP, seed: int, *, budget: int = BUDGET, steps: int | None = None, perm0=None,
+          **setting) -> Result:
     """Run ``method`` (one of :data:`METHODS`) on ``qap`` with ``budget`` evaluations of f (the
     black-box methods), the tuned setting unless ``setting`` overrides it, and seed ``seed``.
-    ``perm0`` warm-starts BE, 2-opt and random search (which then keeps it as its incumbent)."""
+    ``steps`` (BE and the authors' optimiser only) runs that many steps instead, with no cap on
+    evaluations (the paper's protocol). ``perm0`` warm-starts BE, 2-opt and random search (which
+    then keeps it as its incumbent)."""
     check_choice(method, "method", METHODS)
     if not isinstance(qap, QAP):
         raise ValueError("qap must be a QAP")
     budget = check_int(budget, "budget", minimum=1)
+    if steps is not None:
+        steps = check_int(steps, "steps", minimum=1)
+        if method not in (BE, BE_FIRST, AUTHORS):
+            raise ValueError(f"steps applies to BE and the authors' optimiser, not {method}")
     if perm0 is not None and method not in (BE, BE_FIRST, TWO_OPT, TWO_OPT_ONE, RANDOM):
         raise ValueError(f"perm0 cannot warm-start {method}")
     n = qap.n
     opts = {**SETTINGS.get(BE if method == BE_FIRST else method, {}), **setting}
+    maxiter, max_evals = (10 * budget, budget) if steps is None else (steps, None)
     if method in (BE, BE_FIRST):
-        return be_frank_wolfe(qap, n, k=5, maxiter=10 * budget, max_evals=budget, perm0=perm0, rng=seed,
+        return be_frank_wolfe(qap, n, k=5, maxiter=maxiter, max_evals=max_evals, perm0=perm0, rng=seed,
                               tie_break="first" if method == BE_FIRST else "random", **opts)
     if method == AUTHORS:
-        return be_momentum_frank_wolfe(qap, n, k=5, maxiter=10 * budget, max_evals=budget, rng=seed, **opts)
+        return be_momentum_frank_wolfe(qap, n, k=5, maxiter=maxiter, max_evals=max_evals, rng=seed, **opts)
     if method == TWO_OPT:
         return two_opt(qap, n, max_evals=budget, perm0=perm0, rng=seed)
     if method == TWO_OPT_ONE:
@@ -109,11 +126,13 @@ def solve(method: str, qap: QAP, seed: int, *, budget: int = BUDGET, perm0=None,
 
 
 @lru_cache(maxsize=4096)
-def _run(method: str, name: str, seed: int, warm: bool = False) -> tuple[float, int]:
+def _run(method: str, name: str, seed: int, warm: bool = False, budget: int = BUDGET,
+         steps: int | None = None) -> tuple[float, int]:
     """(gap %, evaluations) of one run on the QAPLIB instance ``name``; ``warm`` starts from FAQ's
-    permutation. Cached: the claims, their controls, the tables and the figures share runs."""
+    permutation; ``budget`` and ``steps`` as in :func:`solve`. Cached: the claims, their controls,
+    the tables and the figures share runs."""
     q, opt = qaplib_instance(name)
-    res = solve(method, q, seed, perm0=_faq(name).x if warm else None)
+    res = solve(method, q, seed, budget=budget, steps=steps, perm0=_faq(name).x if warm else None)
     return gap(res.fun, opt), int(res.get("nfev") or 0)
 
 
@@ -197,7 +216,9 @@ def _ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
        kind="reproduction",
        paper="on QAPLIB (n = 12 to 256) BE's mean gap to the best known value is 6.30% against 10.38% for "
              "2-opt (a ratio of 0.61) and 7.67% for Gurobi, at about equal run time (as quoted by a "
-             "third-party summary of the paper)",
+             "third-party summary of the paper); the authors' 2-opt script makes one descent by default. "
+             "This claim is the referee's stronger test (equal evaluations, 2-opt restarting); "
+             "paper_protocol is the paper's own comparison",
        expect="median over 5 seeds of (BE's mean gap) / (2-opt's mean gap) over the nine QAPLIB instances with "
               "n = 12, both with 2000 evaluations of f (2-opt restarting from random permutations), <= 0.61",
        control="BE replaced by random search with the same 2000 evaluations of f",
@@ -239,6 +260,44 @@ def claim_be_vs_two_opt(fast: bool = False, control: bool = False) -> Measured:
                             f"({values['ratio_min']:.2f}-{values['ratio_max']:.2f}); "
                             f"{values['gap_pct']:.1f}% vs {values['two_opt_gap_pct']:.1f}%",
                     details=gaps)
+
+
+@claim("11", "BE beats one 2-opt descent on QAP under the paper's protocol", kind="reproduction",
+       paper="on QAPLIB (n = 12 to 256) BE's mean gap to the best known value is 6.30% against 10.38% for "
+             "2-opt (a ratio of 0.61), at about equal run time (as quoted by a third-party summary of the "
+             "paper); in the authors' repository BE runs on a wall-clock budget (2n-4n seconds) and their "
+             "2-opt script makes one descent from a random permutation by default",
+       expect="median over 3 seeds of (the authors' optimiser's mean gap, 5000 steps, the repository's "
+              "--max_iterations default) / (the mean gap of one 2-opt descent from a random permutation) over "
+              "the nine QAPLIB instances with n = 12, <= 0.61",
+       control="the authors' optimiser replaced by random search with the same number of evaluations of f, "
+               "instance by instance and seed by seed",
+       name="paper_protocol")
+def claim_paper_protocol(fast: bool = False, control: bool = False) -> Measured:
+    seeds = PROTOCOL_FAST_SEEDS if fast else PROTOCOL_SEEDS
+    runs = np.array([[_run(AUTHORS, name, s, steps=REPO_STEPS) for name in QAPLIB_12] for s in seeds])
+    gaps, evals = runs[..., 0], runs[..., 1].astype(int)
+    if control:
+        gaps = np.array([[_run(RANDOM, name, s, budget=int(e))[0] for name, e in zip(QAPLIB_12, row)]
+                         for s, row in zip(seeds, evals)])
+    one = comparison((TWO_OPT_ONE,), seeds)[TWO_OPT_ONE]
+    ratio = _ratio(_per_seed_mean(gaps), _per_seed_mean(one))
+    values = {"ratio_median": np.median(ratio), "ratio_min": ratio.min(), "ratio_max": ratio.max(),
+              "gap_pct": np.median(_per_seed_mean(gaps)), "one_descent_gap_pct": np.median(_per_seed_mean(one)),
+              "evals": np.median(evals), "one_descent_evals": evaluations(TWO_OPT_ONE, seeds)}
+    if not (fast or control):  # the same evaluations given to 2-opt, restarting: the referee's question
+        same = np.array([[_run(TWO_OPT, name, s, budget=int(e))[0] for name, e in zip(QAPLIB_12, row)]
+                         for s, row in zip(seeds, evals)])
+        values["two_opt_same_evals_gap_pct"] = np.median(_per_seed_mean(same))
+        values["ratio_vs_two_opt_same_evals_median"] = np.median(_ratio(_per_seed_mean(gaps), _per_seed_mean(same)))
+    who = "random search" if control else "authors' BE"
+    return Measured(values, criteria=[Criterion("ratio_median", "<=", round(PAPER_RATIO, 2))], seeds=seeds,
+                    precondition=bool(values["one_descent_gap_pct"] >= 1.0),
+                    summary=f"{who} / one 2-opt descent, mean gap {values['ratio_median']:.2f} "
+                            f"({values['ratio_min']:.2f}-{values['ratio_max']:.2f}); {values['gap_pct']:.1f}% vs "
+                            f"{values['one_descent_gap_pct']:.1f}%, {values['evals']:.0f} vs "
+                            f"{values['one_descent_evals']:.0f} evaluations",
+                    details=dict(gaps=gaps, one=one, evals=evals))
 
 
 @claim("11", "BE started from FAQ's answer improves it", kind="reproduction",
