@@ -34,6 +34,16 @@ def test_black_box_methods_get_the_same_budget():
     assert ch.solve(ch.TWO_OPT_ONE, q, 0).nfev < ch.BUDGET / 3  # one descent stops early
 
 
+def test_steps_run_the_papers_protocol_without_an_evaluation_cap():
+    """``steps`` runs that many steps (the paper's protocol); evaluations are then not capped, and
+    the best permutation only improves with more steps of the same run."""
+    q, _ = qaplib_instance("tai12a")
+    short, long = (ch.solve(ch.AUTHORS, q, 1, steps=s) for s in (200, 600))
+    assert (short.nit, long.nit) == (200, 600)
+    assert long.nfev >= 5 * 600 > ch.solve(ch.AUTHORS, q, 1, budget=1000).nfev
+    assert long.fun <= short.fun
+
+
 def test_warm_starts_never_lose_to_faq():
     for name in ("chr12a", "nug12"):
         q, opt = qaplib_instance(name)
@@ -103,6 +113,10 @@ def test_bad_input():
         ch.solve(ch.BE, q, 0, budget=0)
     with pytest.raises(ValueError, match="perm0"):
         ch.solve(ch.SINKHORN, q, 0, perm0=np.arange(12))
+    with pytest.raises(ValueError, match="steps"):
+        ch.solve(ch.TWO_OPT, q, 0, steps=10)
+    with pytest.raises(ValueError, match="steps"):
+        ch.solve(ch.AUTHORS, q, 0, steps=0)
     with pytest.raises(ValueError, match="instance"):
         ch.trace_figure("nug13")
     with pytest.raises(ValueError, match="gaps"):

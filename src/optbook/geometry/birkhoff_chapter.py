@@ -493,6 +493,12 @@ def glue_results(results) -> None:
         "ratio_vs_one_descent_median": two, "one_descent_gap_pct": one, "one_descent_evals": whole,
         "solver_ties_gap_pct": one, "authors_gap_pct": one, "faq_gap_pct": one, "sinkhorn_gap_pct": one,
         "authors_ratio_median": two, "authors_ratio_vs_one_descent_median": two})
+    glue_claim(by_name["paper_protocol"], formats={
+        "ratio_median": two, "ratio_min": two, "ratio_max": two, "gap_pct": one, "one_descent_gap_pct": one,
+        "evals": whole, "one_descent_evals": whole, "two_opt_same_evals_gap_pct": one,
+        "ratio_vs_two_opt_same_evals_median": one})
+    protocol = by_name["paper_protocol"].measured
+    glue("protocol_eval_ratio", protocol["evals"] / protocol["one_descent_evals"], "{:.0f}")
     glue_claim(by_name["local_improvement"], formats={
         "improved_median": whole, "improved_min": whole, "improved_max": whole, "faq_suboptimal": whole,
         "faq_gap_pct": one, "warm_gap_pct": one, "two_opt_from_faq_improved_median": whole,
