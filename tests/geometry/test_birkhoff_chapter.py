@@ -52,6 +52,14 @@ def test_warm_starts_never_lose_to_faq():
             assert ch.solve(m, q, 3, perm0=start.x).fun <= start.fun
 
 
+def test_swap_optimal_faq_answers_are_where_one_descent_stops_at_once():
+    optimal = ch.swap_optimal_faq()
+    for name in QAPLIB_12:
+        q, _ = qaplib_instance(name)
+        start = ch._faq(name)
+        assert (be.two_opt(q, q.n, perm0=start.x).fun == start.fun) == (name in optimal), name
+
+
 def test_comparison_shapes_and_caching():
     gaps = ch.comparison((ch.TWO_OPT, ch.RANDOM), seeds=(0, 1))
     assert {m: g.shape for m, g in gaps.items()} == {ch.TWO_OPT: (2, 9), ch.RANDOM: (2, 9)}

@@ -141,6 +141,21 @@ def _faq(name: str) -> Result:
     return faq(qaplib_instance(name)[0], rng=0)  # FAQ starts at the barycentre: no randomness
 
 
+def swap_optimal_faq() -> tuple[str, ...]:
+    """The QAPLIB n = 12 instances on which FAQ's permutation is a local optimum for swaps (no
+    swap of two positions lowers f): there, improving it takes more than one 2-opt move."""
+    out = []
+    for name in QAPLIB_12:
+        q, perm = qaplib_instance(name)[0], _faq(name).x
+        pairs = np.array([(i, j) for i in range(q.n) for j in range(i + 1, q.n)])
+        cand = np.repeat(perm[None], len(pairs), axis=0)
+        cand[np.arange(len(pairs)), pairs[:, 0]] = perm[pairs[:, 1]]
+        cand[np.arange(len(pairs)), pairs[:, 1]] = perm[pairs[:, 0]]
+        if (q(cand) >= q(perm)).all():
+            out.append(name)
+    return tuple(out)
+
+
 def comparison(methods=METHODS, seeds=CLAIM_SEEDS, warm: bool = False) -> dict[str, np.ndarray]:
     """Gap to the optimum (%) of each method on the nine QAPLIB n = 12 instances, one row per seed:
     ``{method: array (len(seeds), 9)}`` (``warm``: every run starts from FAQ's permutation)."""
@@ -504,6 +519,10 @@ def glue_results(results) -> None:
         "faq_gap_pct": one, "warm_gap_pct": one, "two_opt_from_faq_improved_median": whole,
         "two_opt_from_faq_gap_pct": one})
     glue_claim(by_name["rounding_guarantee"], formats={"matrices": whole})
+    li = by_name["local_improvement"].details  # which instances BE's local improvement never reaches
+    improved = {m: (w < li["faq"] - 1e-9).any(axis=0) for m, w in li["warm"].items()}
+    glue("li_never", ", ".join(n for n, hit in zip(QAPLIB_12, improved[BE]) if not hit) or "none")
+    glue("li_swap_optimal", ", ".join(swap_optimal_faq()) or "none")
 
 
 def glue_tuning(tunings) -> None:
@@ -658,7 +677,7 @@ def _triangle_traces(score: str, k: int) -> list:
         go.Heatmap(x=d["x"], y=d["y"], z=z, zmin=d["zmin"], zmax=d["zmax"], colorscale="Viridis",
                    colorbar=dict(title="F_S"), name="F_S on the slice", hoverongaps=False),
         go.Scatter(x=_V[:, 0], y=_V[:, 1], mode="markers+text", text=vert_text,
-                   textposition=["bottom center", "bottom center", "top center"],
+                   textposition=["bottom right", "bottom left", "top center"],  # inside the plot on a phone
                    marker=dict(size=12, color="white", line=dict(color="black", width=2)), name="vertices P0, P1, P2"),
     ]
     match = [i for i, p in enumerate(d["perms"]) if np.array_equal(p, s["round_perm"])]
@@ -694,7 +713,7 @@ def triangle_figure(score: str = "random", k: int = 17) -> go.Figure:
 
 def triangle_slider_figure() -> go.Figure:
     """Static twin of :data:`EXPLORER_TRIANGLE`: both scores, every truncation."""
-    steps = [SliderStep(f"{'random' if sc == 'random' else 'warm'} score, k={kk}", _triangle_traces(sc, kk))
+    steps = [SliderStep(f"{'random' if sc == 'random' else 'warm'} k={kk}", _triangle_traces(sc, kk))  # short: 8 ticks
              for sc in triangle_data()["scores"] for kk in TRIANGLE_K]
     fig = slider_figure(steps, slider_label="score and truncation", active=3, fixed_axes=False, height=560,
                         title="The Birkhoff extension on a triangle slice (n = 5)")
