@@ -245,9 +245,10 @@ def _ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
                  "(decomposition against brute force, gradient against autograd and finite differences, "
                  "rounding, exact on linear assignment, never worse than its warm start), and the authors' own "
                  "optimiser (momentum Frank-Wolfe, jittered score, dynamic k), tuned the same way, misses the "
-                 "threshold too; (4) the control (random search) is far worse than BE. BE matches the paper's "
-                 "2-opt only when 2-opt stops after one descent, which uses a fraction of BE's evaluations; "
-                 "given the same evaluations 2-opt restarts and wins",
+                 "threshold too; (4) the control (random search) is far worse than BE. The paper's 2-opt stops after "
+                 "one descent, a fraction of BE's evaluations; against it, at the authors' repository's 5000-step "
+                 "default, the paper's ratio is met (claim paper_protocol); given the same evaluations 2-opt "
+                 "restarts and wins",
        name="be_vs_two_opt")
 def claim_be_vs_two_opt(fast: bool = False, control: bool = False) -> Measured:
     seeds = FAST_SEEDS if fast else CLAIM_SEEDS
