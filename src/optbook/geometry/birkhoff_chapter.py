@@ -714,9 +714,13 @@ def triangle_figure(score: str = "random", k: int = 17) -> go.Figure:
 
 def triangle_slider_figure() -> go.Figure:
     """Static twin of :data:`EXPLORER_TRIANGLE`: both scores, every truncation."""
-    steps = [SliderStep(f"{'random' if sc == 'random' else 'warm'} k={kk}", _triangle_traces(sc, kk))  # short: 8 ticks
+    def label(sc: str, kk: int) -> str:  # short: eight tick labels share the slider's width
+        return f"{'random' if sc == 'random' else 'warm'} {'all' if kk == TRIANGLE_K[-1] else kk}"
+
+    steps = [SliderStep(label(sc, kk), _triangle_traces(sc, kk))
              for sc in triangle_data()["scores"] for kk in TRIANGLE_K]
-    fig = slider_figure(steps, slider_label="score and truncation", active=3, fixed_axes=False, height=560,
+    fig = slider_figure(steps, slider_label=f"score, truncation k (all = {TRIANGLE_K[-1]} terms)", active=3,
+                        fixed_axes=False, height=560,
                         title="The Birkhoff extension on a triangle slice (n = 5)")
     return _triangle_layout(fig)
 
