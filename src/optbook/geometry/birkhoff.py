@@ -6,11 +6,17 @@ permutations (by ``<S, P>``), permutations are peeled off a doubly stochastic ``
 and ``F_S(A) = sum_l alpha_l f(P_l)``. The coefficients are continuous, piecewise-linear functions
 of ``A``; rounding to the best permutation of the decomposition never increases ``f``.
 
+This module holds the method (decomposition, extension, gradient, rounding, the two optimisers:
+our Frank-Wolfe reconstruction and the authors' momentum Frank-Wolfe) and the baselines
+(Sinkhorn relaxation, FAQ, 2-opt, random search). The book's experiments, figures and claims are
+in :mod:`optbook.geometry.birkhoff_chapter`.
+
 Conventions. A permutation is an integer array ``perm`` of length ``n`` with ``P[i, perm[i]] = 1``.
 An objective ``fun`` takes an ``(m, n)`` integer array of permutations and returns ``m`` values
 (:class:`QAP` and :class:`LinearAssignment` do; :func:`as_batch_objective` wraps a function of one
 permutation). The QAP is ``f(P) = trace(D^T P F P^T) = sum_ij D_ij F_{perm[i], perm[j]}``, the
-convention of ``scipy.optimize.quadratic_assignment(D, F)``.
+convention of ``scipy.optimize.quadratic_assignment(D, F)``. Budgets are counted in evaluations
+of ``f`` (``nfev``): every permutation a method scores counts, repeats included.
 """
 from __future__ import annotations
 
@@ -20,10 +26,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-import plotly.graph_objects as go
 from scipy.optimize import linear_sum_assignment, quadratic_assignment
 
-from ..claims import Measured, claim
 from ..core import (
     Result,
     Trace,
@@ -35,11 +39,10 @@ from ..core import (
     check_positive,
 )
 from ..core.validate import RngLike
-from ..viz import SliderStep, base_layout, color_for, slider_figure
-from ..widgets import Choice, Explorer, Slider
 
 BatchObjective = Callable[[np.ndarray], np.ndarray]
 SCORES = ("uniform", "gaussian", "power")
+TIE_BREAKS = ("random", "first")
 
 
 # --------------------------------------------------------------------------------------------
@@ -58,6 +61,20 @@ def check_perm(perm, name: str, n: int | None = None) -> np.ndarray:
     if not np.array_equal(np.sort(arr), np.arange(arr.size)):
         raise ValueError(f"{name} must be a permutation of 0..{arr.size - 1}")
     return arr.astype(np.int64)
+
+
+def check_perms(perms, name: str, n: int) -> tuple[np.ndarray, bool]:
+    """An ``(m, n)`` integer array whose rows are permutations of ``0..n-1`` (a single 1-D
+    permutation is accepted too); returns the 2-D array and whether the input was 1-D."""
+    arr = np.asarray(perms)
+    single = arr.ndim == 1
+    p = np.atleast_2d(arr)
+    if p.ndim != 2 or p.shape[1] != n or p.shape[0] == 0 or not np.issubdtype(p.dtype, np.integer):
+        raise ValueError(f"{name} must be an integer array of shape (m, {n}), got shape {arr.shape}, "
+                         f"dtype {arr.dtype}")
+    if not (np.sort(p, axis=1) == np.arange(n)).all():
+        raise ValueError(f"{name} must hold permutations of 0..{n - 1} (one per row)")
+    return p, single
 
 
 def check_doubly_stochastic(A, name: str, n: int | None = None, atol: float = 1e-6) -> np.ndarray:
@@ -106,6 +123,8 @@ def as_batch_objective(f: Callable[[np.ndarray], float]) -> BatchObjective:
 
 
 def _evaluate(fun: BatchObjective, perms: np.ndarray) -> np.ndarray:
+    if isinstance(fun, (QAP, LinearAssignment)):  # our objectives: no need to re-check our permutations
+        return fun._values(np.atleast_2d(perms))
     values = np.asarray(fun(np.atleast_2d(perms)), dtype=float).reshape(-1)
     if values.shape[0] != np.atleast_2d(perms).shape[0]:
         raise ValueError(f"fun must return one value per permutation, got {values.shape[0]} for "
@@ -113,6 +132,20 @@ def _evaluate(fun: BatchObjective, perms: np.ndarray) -> np.ndarray:
     if not np.isfinite(values).all():
         raise ValueError("fun returned a non-finite value")
     return values
+
+
+def _check_fun(fun, n: int, what: str = "n") -> None:
+    """``fun`` is callable and, when it knows its size (``fun.n``), permutes ``n`` items."""
+    if not callable(fun):
+        raise ValueError("fun must be callable (a batch objective fun(perms) -> values)")
+    if getattr(fun, "n", n) != n:
+        raise ValueError(f"{what} must match fun, which permutes {fun.n} items, got {n}")
+
+
+def _check_fun_n(fun, n) -> int:
+    n = check_int(n, "n", minimum=2)
+    _check_fun(fun, n)
+    return n
 
 
 # --------------------------------------------------------------------------------------------
@@ -131,21 +164,31 @@ class QAP:
         self.n = self.D.shape[0]
 
     def __call__(self, perms) -> np.ndarray | float:
-        arr = np.asarray(perms)
-        single = arr.ndim == 1
-        p = np.atleast_2d(arr)
-        if p.shape[1] != self.n or not np.issubdtype(p.dtype, np.integer):
-            raise ValueError(f"perms must be an integer array of shape (m, {self.n})")
-        vals = (self.F[p[:, :, None], p[:, None, :]] * self.D).sum(axis=(1, 2))
+        p, single = check_perms(perms, "perms", self.n)
+        vals = self._values(p)
         return float(vals[0]) if single else vals
 
-    def relaxed(self, A: np.ndarray) -> float:
-        """The naive relaxation ``trace(D^T A F A^T)``."""
-        return float(np.sum(self.D * (A @ self.F @ A.T)))
+    def _values(self, p: np.ndarray) -> np.ndarray:
+        return (self.F[p[:, :, None], p[:, None, :]] * self.D).sum(axis=(1, 2))
 
-    def relaxed_grad(self, A: np.ndarray) -> np.ndarray:
+    def _check_A(self, A) -> np.ndarray:
+        return check_matrix(A, "A", shape=(self.n, self.n))
+
+    def relaxed(self, A) -> float:
+        """The naive relaxation ``trace(D^T A F A^T)``."""
+        return _qap_relaxed(self, self._check_A(A))
+
+    def relaxed_grad(self, A) -> np.ndarray:
         """Gradient of :meth:`relaxed`: ``D A F^T + D^T A F``."""
-        return self.D @ A @ self.F.T + self.D.T @ A @ self.F
+        return _qap_relaxed_grad(self, self._check_A(A))
+
+
+def _qap_relaxed(q: QAP, A: np.ndarray) -> float:
+    return float(np.sum(q.D * (A @ q.F @ A.T)))
+
+
+def _qap_relaxed_grad(q: QAP, A: np.ndarray) -> np.ndarray:
+    return q.D @ A @ q.F.T + q.D.T @ A @ q.F
 
 
 class LinearAssignment:
@@ -156,11 +199,12 @@ class LinearAssignment:
         self.n = self.C.shape[0]
 
     def __call__(self, perms) -> np.ndarray | float:
-        arr = np.asarray(perms)
-        single = arr.ndim == 1
-        p = np.atleast_2d(arr)
-        vals = self.C[np.arange(self.n), p].sum(axis=1)
+        p, single = check_perms(perms, "perms", self.n)
+        vals = self._values(p)
         return float(vals[0]) if single else vals
+
+    def _values(self, p: np.ndarray) -> np.ndarray:
+        return self.C[np.arange(self.n), p].sum(axis=1)
 
 
 def qap_instance(n: int = 8, rng: RngLike = None) -> QAP:
@@ -191,6 +235,7 @@ def tsp_qap(points) -> QAP:
 def brute_force(fun: BatchObjective, n: int, chunk: int = 8192) -> tuple[np.ndarray, float]:
     """Exact minimiser of ``fun`` over all ``n!`` permutations (vectorised, ``n <= 9``)."""
     perms = all_permutations(n)
+    _check_fun(fun, n)
     chunk = check_int(chunk, "chunk", minimum=1)
     vals = np.concatenate([_evaluate(fun, perms[i:i + chunk]) for i in range(0, len(perms), chunk)])
     best = int(np.argmin(vals))
@@ -227,12 +272,16 @@ def warm_score(perm0, rng: RngLike = None) -> np.ndarray:
 
 def sinkhorn(M, tol: float = 1e-12, maxiter: int = 10_000) -> np.ndarray:
     """Sinkhorn projection: alternately normalise rows and columns of a positive matrix until
-    every row and column sum is within ``tol`` of 1 (Sinkhorn-Knopp)."""
+    every row and column sum is within ``tol`` of 1 (Sinkhorn-Knopp).
+
+    The result does not change when ``M`` is multiplied by a constant, so ``M`` is first divided
+    by its largest entry: entries of 1e300 neither overflow the row sums nor lose precision."""
     A = check_matrix(M, "M", square=True)
     if A.min() <= 0:
         raise ValueError("M must have positive entries")
     tol = check_positive(tol, "tol")
     maxiter = check_int(maxiter, "maxiter", minimum=1)
+    A = A / A.max()
     for _ in range(maxiter):
         A = A / A.sum(axis=1, keepdims=True)
         A = A / A.sum(axis=0, keepdims=True)
@@ -303,6 +352,26 @@ class BirkhoffDecomposition:
                 G[ell] -= G[:ell][hit].sum(axis=0)
         return G
 
+    def gradient(self, weights) -> np.ndarray:
+        """``sum_l weights[l] grad alpha_l`` without forming the ``alpha_gradients``: the recursion
+        says ``grad alpha = L^-1 E`` with ``L`` unit lower-triangular, ``L[l, m] = P_m(i_l, j_l)``,
+        so the sum is ``sum_l c_l E_(i_l j_l)`` with ``L^T c = weights``. It lives on the pivots:
+        a matrix with one nonzero entry per term."""
+        w = np.asarray(weights, dtype=float)
+        m, n = len(self.alphas), self.residual.shape[0]
+        if w.shape != (m,):
+            raise ValueError(f"weights must have one entry per term ({m}), got shape {w.shape}")
+        if not np.isfinite(w).all():
+            raise ValueError("weights must be finite (found NaN or inf)")
+        pi, pj = self.pivots[:, 0], self.pivots[:, 1]
+        hits = self.perms[:, pi].T == pj[:, None]  # hits[l, q] = P_q(i_l, j_l)
+        c = w.copy()
+        for ell in range(m - 2, -1, -1):  # back substitution, L^T c = w
+            c[ell] -= hits[ell + 1:, ell] @ c[ell + 1:]
+        grad = np.zeros((n, n))
+        grad[pi, pj] = c  # pivots are distinct: each leaves the support once used
+        return grad
+
 
 def birkhoff_decomposition(A, S, k: int | None = None, tol: float = 1e-12) -> BirkhoffDecomposition:
     """Score-induced Birkhoff decomposition of ``A`` (the paper's continuous Birkhoff
@@ -329,21 +398,30 @@ def birkhoff_decomposition(A, S, k: int | None = None, tol: float = 1e-12) -> Bi
 def _decompose(A: np.ndarray, S: np.ndarray, kmax: int, tol: float) -> BirkhoffDecomposition:
     """:func:`birkhoff_decomposition` on validated input (the optimisers' inner loop)."""
     n = A.shape[0]
-    spread = float(S.max() - S.min())
-    forbidden = float(S.min()) - n * spread - 1.0
+    # The order of <S, P> is unchanged by S -> (S - c) / s (s > 0): map S onto [0, 1] first, so
+    # that a forbidden score of -(n + 1) is below every allowed permutation whatever the scale of
+    # S (no overflow of n * spread for scores of 1e300, no absorption for scores around 1e16).
+    lo, spread = float(S.min()), float(S.max() - S.min())
+    Sn = (S - lo) / spread if spread > 0 else np.zeros_like(S)
+    forbidden = -(n + 1.0)
     B = np.maximum(A, 0.0)
-    total = B.sum() / n
+    C = np.where(B > tol, Sn, forbidden)  # scores, with the entries outside the support forbidden
+    mass = total = B.sum() / n
     rows = np.arange(n)
     alphas, perms, pivots = [], [], []
-    while len(alphas) < kmax and B.sum() / n > tol * max(total, 1.0):
-        _, perm = linear_sum_assignment(np.where(B > tol, S, forbidden), maximize=True)
+    while len(alphas) < kmax and mass > tol * max(total, 1.0):
+        _, perm = linear_sum_assignment(C, maximize=True)
         vals = B[rows, perm]
-        if vals.min() <= tol:
-            break  # no perfect matching left inside the support (round-off)
-        i = int(np.argmin(vals))
+        i = int(vals.argmin())
         a = float(vals[i])
-        B[rows, perm] -= a
-        B[rows[i], perm[i]] = 0.0
+        if a <= tol:
+            break  # no perfect matching left inside the support (round-off)
+        vals -= a
+        vals[i] = 0.0
+        B[rows, perm] = vals
+        gone = vals <= tol  # only entries of this permutation can leave the support
+        C[rows[gone], perm[gone]] = forbidden
+        mass -= a
         alphas.append(a)
         perms.append(perm)
         pivots.append((i, int(perm[i])))
@@ -357,6 +435,12 @@ def _ext_from_dec(values: np.ndarray, dec: BirkhoffDecomposition, normalize: boo
     return val / s if normalize else val
 
 
+def _check_flag(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def birkhoff_extension(fun: BatchObjective, A, S, k: int | None = None, *, normalize: bool | None = None,
                        tol: float = 1e-12, return_grad: bool = False):
     """The Birkhoff extension ``F_S(A) = sum_l alpha_l f(P_l)`` (BE in the paper).
@@ -368,18 +452,18 @@ def birkhoff_extension(fun: BatchObjective, A, S, k: int | None = None, *, norma
     permutations fixed (they are piecewise constant in ``A``) and differentiates the ``alpha``'s,
     one element of the Clarke generalised gradient at kinks.
     """
-    if normalize is None:
-        normalize = k is not None
+    normalize = (k is not None) if normalize is None else _check_flag(normalize, "normalize")
+    return_grad = _check_flag(return_grad, "return_grad")
     dec = birkhoff_decomposition(A, S, k, tol)
+    _check_fun(fun, dec.residual.shape[0], "A's size")
     if len(dec) == 0:
         raise ValueError("A has no permutation in its support (is it doubly stochastic?)")
     values = _evaluate(fun, dec.perms)
     val = _ext_from_dec(values, dec, normalize)
     if not return_grad:
         return val
-    G = dec.alpha_gradients()
     weights = (values - val) / dec.alphas.sum() if normalize else values
-    grad = np.tensordot(weights, G, axes=1)
+    grad = dec.gradient(weights)
     dec.values = values
     return val, grad, dec
 
@@ -393,9 +477,11 @@ def extension_torch(fun: BatchObjective, A, S, k: int | None = None, *, normaliz
 
     if not isinstance(A, torch.Tensor):
         raise ValueError("A must be a torch.Tensor")
-    if normalize is None:
-        normalize = k is not None
+    normalize = (k is not None) if normalize is None else _check_flag(normalize, "normalize")
     dec = birkhoff_decomposition(A.detach().cpu().numpy().astype(float), S, k, tol)
+    _check_fun(fun, dec.residual.shape[0], "A's size")
+    if len(dec) == 0:
+        raise ValueError("A has no permutation in its support (is it doubly stochastic?)")
     values = torch.as_tensor(_evaluate(fun, dec.perms), dtype=A.dtype)
     n = A.shape[0]
     rows = torch.arange(n)
@@ -417,6 +503,7 @@ def round_birkhoff(fun: BatchObjective, A, S, k: int | None = None, tol: float =
     """``round_S(A)``: the best permutation of the (truncated) decomposition, with its value.
     The rounding guarantee is ``f(round_S(A)) <= F_S(A)``."""
     dec = birkhoff_decomposition(A, S, k, tol)
+    _check_fun(fun, dec.residual.shape[0], "A's size")
     if len(dec) == 0:
         raise ValueError("A has no permutation in its support (is it doubly stochastic?)")
     values = _evaluate(fun, dec.perms)
@@ -429,8 +516,11 @@ def bottleneck_decomposition(A, k: int | None = None, tol: float = 1e-12) -> Bir
     *bottleneck* permutation, the one whose smallest residual entry is largest. The choice depends
     on ``A`` itself, so the coefficients jump."""
     A = check_matrix(A, "A", square=True)
+    if A.min() < -1e-9:
+        raise ValueError(f"A must be non-negative, found entry {A.min():.3g}")
     n = A.shape[0]
     kmax = (n - 1) ** 2 + 1 if k is None else check_int(k, "k", minimum=1)
+    tol = check_in_range(tol, "tol", 0.0, 1e-3, closed=(True, False))
     B = np.maximum(A, 0.0)
     rows = np.arange(n)
     alphas, perms, pivots = [], [], []
@@ -460,28 +550,62 @@ def bottleneck_decomposition(A, k: int | None = None, tol: float = 1e-12) -> Bir
 
 
 # --------------------------------------------------------------------------------------------
-# optimisers: BE + Frank-Wolfe, and the baselines
+# Frank-Wolfe's linear minimisation oracle
 # --------------------------------------------------------------------------------------------
-def _check_fun_n(fun, n) -> int:
-    if not callable(fun):
-        raise ValueError("fun must be callable (a batch objective fun(perms) -> values)")
-    return check_int(n, "n", minimum=2)
+def _lmo(G: np.ndarray, g: np.random.Generator | None) -> np.ndarray:
+    """:func:`assignment_lmo` on validated input (``g`` None: the solver's own tie-breaking)."""
+    _, first = linear_sum_assignment(G)
+    if g is None:
+        return first
+    n = G.shape[0]
+    scale = float(np.abs(G).max())
+    if scale == 0.0:
+        return g.permutation(n)  # every permutation is a minimiser
+    _, perm = linear_sum_assignment(G + (1e-9 * scale) * g.random(G.shape))
+    rows = np.arange(n)
+    # Accept the perturbed answer only if it is a true minimiser (up to round-off): the noise may
+    # choose among tied permutations, never trade a worse one for it.
+    return perm if G[rows, perm].sum() <= G[rows, first].sum() + 1e-12 * n * scale else first
+
+
+def assignment_lmo(G, rng: RngLike = None, *, tie_break: str = "random") -> np.ndarray:
+    """Frank-Wolfe's linear minimisation over the Birkhoff polytope: a permutation minimising
+    ``<G, P>`` (Hungarian method).
+
+    The gradient of a truncated Birkhoff extension is sparse (one pivot entry per term), so many
+    permutations tie. ``tie_break='first'`` returns the solver's fixed choice, which favours the
+    same columns at every step; ``'random'`` returns a random minimiser (the one a perturbation
+    of relative size 1e-9 selects, kept only if it is still a minimiser of ``G``)."""
+    G = check_matrix(G, "G", square=True)
+    tie_break = check_choice(tie_break, "tie_break", TIE_BREAKS)
+    return _lmo(G, as_rng(rng) if tie_break == "random" else None)
+
+
+# --------------------------------------------------------------------------------------------
+# optimisers: BE + Frank-Wolfe (our reconstruction) and the authors' momentum Frank-Wolfe
+# --------------------------------------------------------------------------------------------
+def _check_budget(maxiter, max_evals) -> tuple[int, int | None]:
+    maxiter = check_int(maxiter, "maxiter", minimum=1)
+    if max_evals is not None:
+        max_evals = check_int(max_evals, "max_evals", minimum=1)
+    return maxiter, max_evals
 
 
 def be_frank_wolfe(fun: BatchObjective, n: int, *, k: int = 5, step: float = 0.2, maxiter: int = 300,
-                   score_period: int | None = 10, perm0=None, A0=None, restart_mix: float = 0.5,
-                   rng: RngLike = None) -> Result:
+                   max_evals: int | None = None, score_period: int | None = 10, perm0=None, A0=None,
+                   restart_mix: float = 0.5, tie_break: str = "random", rng: RngLike = None) -> Result:
     """Minimise ``f`` over permutations by Frank-Wolfe on the truncated Birkhoff extension
-    ``F_S^(k)`` (the paper's BE optimiser, reconstructed: see the chapter).
+    ``F_S^(k)`` (the card's reconstruction of the paper's Algorithms 3-4: see the chapter).
 
     Each step: ``grad = grad F_S^(k)(A_t)``, linear minimisation ``P_t = argmin_P <grad, P>``
-    (Hungarian), ``A_{t+1} = (1 - step) A_t + step P_t``; every decomposed permutation is a
-    candidate, and the best one seen (``P_best``) is returned, so the result is never worse than
-    ``round_S(A_0)``. *Dynamic score*: every ``score_period`` steps ``S`` is reset to the warm
-    score of ``P_best`` and ``A`` restarts at ``(1 - restart_mix) P_best + restart_mix J / n``
+    (:func:`assignment_lmo`, ties broken as ``tie_break`` says), ``A_{t+1} = (1 - step) A_t +
+    step P_t``; every decomposed permutation is a candidate, and the best one seen (``P_best``)
+    is returned. *Dynamic score*: every ``score_period`` steps ``S`` is reset to the warm score
+    of ``P_best`` and ``A`` restarts at ``(1 - restart_mix) P_best + restart_mix J / n``
     (``J`` = all ones). *Local improvement*: with ``perm0`` the first score favours ``perm0``, the
     start is ``(1 - restart_mix) P0 + restart_mix J / n`` and ``f(perm0)`` is the first incumbent,
-    so the result is never worse than ``perm0``.
+    so the result is never worse than ``perm0``. Stops after ``maxiter`` steps or once
+    ``max_evals`` evaluations of ``f`` are spent.
 
     The trace records ``objective`` = ``F_S^(k)(A_t)``, ``rounded`` = ``f(round_S(A_t))``,
     ``best`` (incumbent value) and ``n_evals`` (cumulative evaluations of ``f``).
@@ -489,11 +613,13 @@ def be_frank_wolfe(fun: BatchObjective, n: int, *, k: int = 5, step: float = 0.2
     n = _check_fun_n(fun, n)
     k = check_int(k, "k", minimum=1)
     step = check_in_range(step, "step", 0.0, 1.0, closed=(False, True))
-    maxiter = check_int(maxiter, "maxiter", minimum=1)
+    maxiter, max_evals = _check_budget(maxiter, max_evals)
     if score_period is not None:
         score_period = check_int(score_period, "score_period", minimum=1)
     restart_mix = check_in_range(restart_mix, "restart_mix", 0.0, 1.0, closed=(False, True))
+    tie_break = check_choice(tie_break, "tie_break", TIE_BREAKS)
     g = as_rng(rng)
+    lmo_rng = g if tie_break == "random" else None
     J = np.full((n, n), 1.0 / n)
     best_perm, best_val, n_evals = None, np.inf, 0
     if perm0 is not None:
@@ -508,8 +634,10 @@ def be_frank_wolfe(fun: BatchObjective, n: int, *, k: int = 5, step: float = 0.2
     if A0 is not None:
         A = check_doubly_stochastic(A0, "A0", n)
     trace = Trace("BE + Frank-Wolfe" if perm0 is None else "BE from warm start",
-                  meta=dict(k=k, step=step, score_period=score_period, n=n))
-    for t in range(maxiter):
+                  meta=dict(k=k, step=step, score_period=score_period, n=n, tie_break=tie_break))
+    rows = np.arange(n)
+    t = 0
+    while t < maxiter and (max_evals is None or n_evals < max_evals):
         if score_period is not None and t > 0 and t % score_period == 0 and best_perm is not None:
             S = warm_score(best_perm, g)
             A = (1 - restart_mix) * perm_matrix(best_perm) + restart_mix * J
@@ -517,20 +645,133 @@ def be_frank_wolfe(fun: BatchObjective, n: int, *, k: int = 5, step: float = 0.2
         values = _evaluate(fun, dec.perms)
         mass = dec.alphas.sum()
         val = float(dec.alphas @ values) / mass
-        grad = np.tensordot((values - val) / mass, dec.alpha_gradients(), axes=1)
+        grad = dec.gradient((values - val) / mass)
         n_evals += len(dec)
         i = int(np.argmin(values))
         if values[i] < best_val:
             best_val, best_perm = float(values[i]), dec.perms[i].copy()
         trace.record(objective=val, grad_norm=float(np.linalg.norm(grad)), step_size=step,
                      rounded=float(values[i]), best=best_val, n_evals=n_evals)
-        _, target = linear_sum_assignment(grad)
+        target = _lmo(grad, lmo_rng)
         A = (1 - step) * A
-        A[np.arange(n), target] += step
-    return Result(x=best_perm, fun=best_val, nit=maxiter, nfev=n_evals, success=True,
-                  message="maximum number of iterations reached", trace=trace, A=A)
+        A[rows, target] += step
+        t += 1
+    return Result(x=best_perm, fun=best_val, nit=t, nfev=n_evals, success=True,
+                  message="budget reached", trace=trace, A=A)
 
 
+def _random_doubly_stochastic_ipf(n: int, g: np.random.Generator, iters: int = 5) -> np.ndarray:
+    """The authors' random start: U[0, 1] entries, columns then rows normalised ``iters`` times
+    (their ``ipf``; five iterations leave it approximately doubly stochastic)."""
+    W = g.random((n, n))
+    for _ in range(iters):
+        W = W / W.sum(axis=0, keepdims=True)
+        W = W / W.sum(axis=1, keepdims=True)
+    return W
+
+
+def be_momentum_frank_wolfe(fun: BatchObjective, n: int, *, k: int = 5, lr: float = 0.1,
+                            momentum: float = 0.9, period: int | None = None, jitter: float = 0.15,
+                            dynamic_k: bool = True, tie_break: str = "first", maxiter: int = 300,
+                            max_evals: int | None = None, rng: RngLike = None) -> Result:
+    """The authors' optimiser for BE (their repository's ``qap/solve_qap_grad_be.py``, mode
+    ``pgd+k+<k>``), reimplemented in numpy; the gradient is the same as their autograd one.
+
+    State: a weight matrix ``W`` (``A = |W|``), a momentum buffer ``m`` and the score base
+    ``P_best`` (at first a random doubly stochastic matrix, then the best permutation found).
+    Each step:
+
+    - the score is redrawn, ``S = (1 - jitter) P_best + jitter U[0, 1]``;
+    - ``F_S^(k)(A)`` and its gradient ``G`` (truncated, normalised extension); the best of the
+      ``k`` permutations is the step's candidate;
+    - Frank-Wolfe with momentum: ``G`` is centred (row means, then column means removed),
+      ``P = argmin <G, P>`` (:func:`assignment_lmo`; their code keeps the solver's tie-breaking,
+      ``tie_break='first'``), ``m <- momentum m + s (P - W)`` with ``s = lr / (1 + log(1 +
+      ||G||))``, ``W <- W + m``;
+    - *dynamic score*: with ``period`` None, whenever the candidate beats the incumbent it
+      becomes ``P_best`` and ``W`` restarts at a fresh random doubly stochastic matrix; with
+      ``period = M`` this happens every ``M`` steps with the period's best candidate;
+    - *dynamic k* (``dynamic_k``): while no improvement is found, ``k`` grows by 30% once the
+      extension has collapsed onto its best term for long (their counter ``pt_en``), and falls
+      back to its initial value when it spreads out.
+
+    The repository stops on a wall-clock budget (4n seconds); here ``maxiter`` steps or
+    ``max_evals`` evaluations of ``f``. Their decomposition also scores (and may return)
+    permutations met after the mass is exhausted, with weight 0; ours stops there.
+    """
+    n = _check_fun_n(fun, n)
+    k0 = check_int(k, "k", minimum=1)
+    lr = check_positive(lr, "lr")
+    momentum = check_in_range(momentum, "momentum", 0.0, 1.0, closed=(True, False))
+    if period is not None:
+        period = check_int(period, "period", minimum=1)
+    jitter = check_in_range(jitter, "jitter", 0.0, 1.0, closed=(True, True))
+    dynamic_k = _check_flag(dynamic_k, "dynamic_k")
+    tie_break = check_choice(tie_break, "tie_break", TIE_BREAKS)
+    maxiter, max_evals = _check_budget(maxiter, max_evals)
+    g = as_rng(rng)
+    lmo_rng = g if tie_break == "random" else None
+    base = _random_doubly_stochastic_ipf(n, g)
+    W = _random_doubly_stochastic_ipf(n, g)
+    buf = np.zeros((n, n))
+    k, pt_en = k0, 0.0
+    best_val, best_perm = np.inf, None
+    cand_val, cand_perm = np.inf, None
+    n_evals, t, counter = 0, 0, 0
+    trace = Trace("BE, authors' optimiser", meta=dict(k=k0, lr=lr, period=period, n=n, tie_break=tie_break))
+    while t < maxiter and (max_evals is None or n_evals < max_evals):
+        A = np.abs(W)
+        S = (1 - jitter) * base + jitter * g.random((n, n))
+        dec = _decompose(A, S, min(k, (n - 1) ** 2 + 1), 1e-12)
+        if len(dec) == 0:  # momentum left no permutation inside |W|'s support: restart the point
+            W, t = _random_doubly_stochastic_ipf(n, g), t + 1
+            continue
+        values = _evaluate(fun, dec.perms)
+        n_evals += len(dec)
+        mass = dec.alphas.sum()
+        loss = float(dec.alphas @ values) / mass
+        grad = dec.gradient((values - loss) / mass) * np.sign(W)
+        i = int(np.argmin(values))
+        tl, perm = float(values[i]), dec.perms[i].copy()
+        if tl < cand_val:
+            cand_val, cand_perm = tl, perm
+        restart = False
+        if period is None:
+            if tl < best_val:
+                best_val, best_perm, k, pt_en, restart = tl, perm, k0, 0.0, True
+        else:
+            counter += 1
+            if counter >= period:
+                if cand_val < best_val:
+                    best_val, best_perm, k, pt_en = cand_val, cand_perm, k0, 0.0
+                cand_val, counter, restart = np.inf, 0, True
+        if restart:
+            base = perm_matrix(best_perm)
+            W = _random_doubly_stochastic_ipf(n, g)
+        if dynamic_k and tl >= best_val:  # their order: this also runs right after an improvement
+            gap = abs(loss - tl) / (tl + 1e-3)
+            pt_en += 0.01 if gap <= 0.005 else (-0.01 if gap >= 0.1 else 0.0)
+            if pt_en >= 1 and k <= n:
+                k, pt_en = int(k * 1.3) + 1, 0.0
+            if pt_en <= -1 and k > k0:
+                k, pt_en = k0, 0.0
+        G = grad - grad.mean(axis=1, keepdims=True)
+        G = G - G.mean(axis=0, keepdims=True)
+        gnorm = float(np.linalg.norm(G))
+        s = lr / (1 + np.log1p(gnorm))
+        buf = momentum * buf + s * (perm_matrix(_lmo(G, lmo_rng)) - W)
+        W = W + buf
+        trace.record(objective=loss, grad_norm=gnorm, step_size=s, rounded=tl,
+                     best=min(best_val, cand_val), n_evals=n_evals, k=len(dec))
+        t += 1
+    best_val, best_perm = (best_val, best_perm) if best_val <= cand_val else (cand_val, cand_perm)
+    return Result(x=best_perm, fun=float(best_val), nit=t, nfev=n_evals, success=True,
+                  message="budget reached", trace=trace, A=np.abs(W))
+
+
+# --------------------------------------------------------------------------------------------
+# baselines
+# --------------------------------------------------------------------------------------------
 def sinkhorn_gd(qap: QAP, *, tau: float = 0.2, lr: float = 0.5, maxiter: int = 300,
                 sinkhorn_iters: int = 5, rng: RngLike = None) -> Result:
     """Baseline: the Sinkhorn relaxation. ``A = Sinkhorn(exp(W / tau))`` minimises the naive
@@ -539,7 +780,8 @@ def sinkhorn_gd(qap: QAP, *, tau: float = 0.2, lr: float = 0.5, maxiter: int = 3
     Sinkhorn is run in the log domain, warm-started from the previous iterate (``Sinkhorn(exp(Z))``
     only depends on ``Z`` up to row and column constants, so ``log A_t`` can stand for ``W_t / tau``).
     Every iterate is rounded by the Hungarian method (``argmax_P <A, P>``) and the best rounded
-    permutation is returned. There is no rounding guarantee."""
+    permutation is returned (one evaluation of ``f`` per step). There is no rounding guarantee,
+    and unlike BE it needs the QAP's formula (its gradient), not only values of ``f``."""
     if not isinstance(qap, QAP):
         raise ValueError("qap must be a QAP")
     tau = check_positive(tau, "tau")
@@ -552,18 +794,18 @@ def sinkhorn_gd(qap: QAP, *, tau: float = 0.2, lr: float = 0.5, maxiter: int = 3
     scale = float(np.abs(qap.D).max() * np.abs(qap.F).max() * n) or 1.0
     trace = Trace("Sinkhorn-GD", meta=dict(tau=tau, lr=lr))
     best_val, best_perm = np.inf, None
-    for _ in range(maxiter):
+    for t in range(maxiter):
         A = np.exp(Z)
         _, perm = linear_sum_assignment(A, maximize=True)
-        val = qap(perm)
+        val = float(qap._values(perm[None])[0])
         if val < best_val:
             best_val, best_perm = val, perm
-        grad = qap.relaxed_grad(A)
-        trace.record(objective=qap.relaxed(A), grad_norm=float(np.linalg.norm(grad)), step_size=lr,
-                     rounded=val, best=best_val, n_evals=len(trace) + 1)
+        grad = _qap_relaxed_grad(qap, A)
+        trace.record(objective=_qap_relaxed(qap, A), step_size=lr, rounded=val, best=best_val,
+                     n_evals=t + 1)
         Z = _log_sinkhorn(Z - lr * grad / (scale * tau), sinkhorn_iters)
-    return Result(x=best_perm, fun=float(best_val), nit=maxiter, nfev=maxiter, success=True,
-                  message="maximum number of iterations reached", trace=trace, A=np.exp(Z))
+    return Result(x=np.asarray(best_perm, dtype=np.int64), fun=float(best_val), nit=maxiter, nfev=maxiter,
+                  success=True, message="maximum number of iterations reached", trace=trace, A=np.exp(Z))
 
 
 def faq(qap: QAP, rng: RngLike = None) -> Result:
@@ -576,14 +818,56 @@ def faq(qap: QAP, rng: RngLike = None) -> Result:
     return Result(x=perm, fun=float(qap(perm)), nit=int(res.nit), success=True, message="FAQ", trace=None)
 
 
-def two_opt(qap: QAP, rng: RngLike = None) -> Result:
-    """Baseline: 2-opt local search (pairwise swaps) via ``quadratic_assignment(method='2opt')``
-    from a random permutation."""
-    if not isinstance(qap, QAP):
-        raise ValueError("qap must be a QAP")
-    res = quadratic_assignment(qap.D, qap.F, method="2opt", options=dict(rng=as_rng(rng)))
-    perm = np.asarray(res.col_ind, dtype=np.int64)
-    return Result(x=perm, fun=float(qap(perm)), nit=int(res.nit), success=True, message="2-opt", trace=None)
+@lru_cache(maxsize=16)
+def _swap_pairs(n: int) -> np.ndarray:
+    return np.array(list(itertools.combinations(range(n), 2)), dtype=np.int64).reshape(-1, 2)
+
+
+def two_opt(fun: BatchObjective, n: int, *, max_evals: int | None = None, perm0=None,
+            rng: RngLike = None) -> Result:
+    """Baseline: 2-opt (pairwise swaps) on a black-box ``f``, first improvement.
+
+    From ``perm0`` (or a random permutation) the swaps ``(i, j)``, ``i < j``, are scanned in
+    order and the first that lowers ``f`` is taken, until none does (a local optimum). With
+    ``max_evals`` None that single descent is the result (scipy's ``method='2opt'`` and the
+    paper's 2-opt baseline); with a budget, the search restarts from fresh random permutations
+    until ``max_evals`` evaluations are spent (multi-start 2-opt). A scan is evaluated as one
+    batch but counted only up to its first improvement, as a sequential scan would be."""
+    n = _check_fun_n(fun, n)
+    if max_evals is not None:
+        max_evals = check_int(max_evals, "max_evals", minimum=1)
+    g = as_rng(rng)
+    pairs = _swap_pairs(n)
+    idx = np.arange(len(pairs))
+    cur = check_perm(perm0, "perm0", n) if perm0 is not None else g.permutation(n)
+    best_val, best_perm, n_evals, descents = np.inf, None, 0, 0
+    trace = Trace("2-opt")
+    while True:
+        val = float(_evaluate(fun, cur)[0])
+        n_evals += 1
+        descents += 1
+        while max_evals is None or n_evals < max_evals:
+            cand = np.repeat(cur[None], len(pairs), axis=0)
+            cand[idx, pairs[:, 0]] = cur[pairs[:, 1]]
+            cand[idx, pairs[:, 1]] = cur[pairs[:, 0]]
+            if max_evals is not None:
+                cand = cand[:max_evals - n_evals]
+            vals = _evaluate(fun, cand)
+            better = np.flatnonzero(vals < val)
+            if better.size == 0:
+                n_evals += len(cand)
+                break
+            j = int(better[0])
+            n_evals += j + 1
+            cur, val = cand[j], float(vals[j])
+        if val < best_val:
+            best_val, best_perm = val, cur.copy()
+        trace.record(objective=val, best=best_val, n_evals=n_evals)
+        if max_evals is None or n_evals >= max_evals:
+            break
+        cur = g.permutation(n)
+    return Result(x=best_perm, fun=best_val, nit=descents, nfev=n_evals, success=True,
+                  message="local optimum" if max_evals is None else "budget reached", trace=trace)
 
 
 def random_search(fun: BatchObjective, n: int, n_evals: int = 300, rng: RngLike = None) -> Result:
@@ -599,404 +883,3 @@ def random_search(fun: BatchObjective, n: int, n_evals: int = 300, rng: RngLike 
         trace.record(objective=v, best=v)
     return Result(x=perms[i], fun=float(vals[i]), nit=n_evals, nfev=n_evals, success=True,
                   message="random search", trace=trace)
-
-
-# --------------------------------------------------------------------------------------------
-# claims
-# --------------------------------------------------------------------------------------------
-@lru_cache(maxsize=4)
-def benchmark_instances(count: int = 10, n: int = 8, seed: int = 0) -> tuple[tuple[QAP, float], ...]:
-    """``count`` random QAPs (:func:`qap_instance`, seeds ``seed, seed+1, ...``) with their
-    brute-force optimal values."""
-    out = []
-    for s in range(seed, seed + count):
-        q = qap_instance(n, s)
-        out.append((q, brute_force(q, n)[1]))
-    return tuple(out)
-
-
-def _gap(value: float, opt: float) -> float:
-    return 100.0 * (value - opt) / abs(opt)
-
-
-@claim("11", "Rounding never increases f, and BE warm-started from FAQ never loses to FAQ",
-       expect="0 violations of f(round_S(A)) <= F_S(A) over 200 random doubly stochastic A (full and "
-              "k=5 decompositions); BE from the FAQ solution worse than FAQ on 0 of 10 QAPs (n=8), "
-              "strictly better on at least 1",
-       name="rounding_guarantee")
-def rounding_guarantee(fast: bool = False) -> Measured:
-    g = np.random.default_rng(11)
-    m = 100 if fast else 200
-    q8 = qap_instance(8, 999)
-    viol_full = viol_trunc = 0
-    max_recon, min_mass = 0.0, 1.0
-    for i in range(m):
-        A = random_doubly_stochastic(8, g, kind="sinkhorn" if i % 2 == 0 else "mixture", n_perms=6)
-        S = score_matrix(8, "uniform", g)
-        dec = birkhoff_decomposition(A, S)
-        max_recon = max(max_recon, float(np.abs(dec.matrix() - A).max()))
-        min_mass = min(min_mass, float(dec.alphas.sum()))
-        F_full = birkhoff_extension(q8, A, S)
-        F_trunc = birkhoff_extension(q8, A, S, k=5)
-        viol_full += round_birkhoff(q8, A, S)[1] > F_full + 1e-12
-        viol_trunc += round_birkhoff(q8, A, S, k=5)[1] > F_trunc + 1e-12
-    worse = better = 0
-    faq_gaps, warm_gaps = [], []
-    for s, (q, opt) in enumerate(benchmark_instances(10)):
-        f0 = faq(q, rng=s)
-        w = be_frank_wolfe(q, 8, perm0=f0.x, maxiter=100 if fast else 300, rng=s)
-        worse += w.fun > f0.fun + 1e-12
-        better += w.fun < f0.fun - 1e-12
-        faq_gaps.append(_gap(f0.fun, opt))
-        warm_gaps.append(_gap(w.fun, opt))
-    values = {"violations_full": viol_full, "violations_k5": viol_trunc, "matrices": m,
-              "max_reconstruction_error": max_recon, "min_sum_alpha": min_mass,
-              "warm_worse_than_FAQ": worse, "warm_better_than_FAQ": better,
-              "FAQ_gap_pct": float(np.mean(faq_gaps)), "warm_gap_pct": float(np.mean(warm_gaps))}
-    holds = viol_full == 0 and viol_trunc == 0 and worse == 0 and better >= 1 and max_recon < 1e-9
-    return Measured(values, holds=holds,
-                    summary=f"{viol_full + viol_trunc} violations in {2 * m} roundings; warm start "
-                            f"better than FAQ on {better}/10, worse on {worse}/10",
-                    details=dict(faq_gaps=faq_gaps, warm_gaps=warm_gaps))
-
-
-def compare_solvers(n_instances: int = 10, repeats: int = 3, maxiter: int = 300) -> dict[str, np.ndarray]:
-    """Gap to the brute-force optimum (%) of every method on the benchmark QAPs (n = 8), one row
-    per (instance, repeat): BE-FW, BE from FAQ, Sinkhorn-GD, FAQ, 2-opt, random search with BE's
-    number of f-evaluations, and random search with 300."""
-    n_instances = check_int(n_instances, "n_instances", minimum=1)
-    repeats = check_int(repeats, "repeats", minimum=1)
-    rows: dict[str, list[float]] = {m: [] for m in METHODS}
-    for s, (q, opt) in enumerate(benchmark_instances(n_instances)):
-        for r in range(repeats):
-            seed = 1000 * s + r
-            be = be_frank_wolfe(q, 8, maxiter=maxiter, rng=seed)
-            f0 = faq(q, rng=seed)
-            res = {"BE + Frank-Wolfe": be.fun,
-                   "BE from FAQ": be_frank_wolfe(q, 8, perm0=f0.x, maxiter=maxiter, rng=seed).fun,
-                   "Sinkhorn-GD": sinkhorn_gd(q, maxiter=maxiter, rng=seed).fun,
-                   "FAQ": f0.fun, "2-opt": two_opt(q, rng=seed).fun,
-                   "random search (same evals)": random_search(q, 8, be.nfev, rng=seed).fun,
-                   "random search (300)": random_search(q, 8, 300, rng=seed).fun}
-            for m, v in res.items():
-                rows[m].append(_gap(v, opt))
-    return {m: np.array(v) for m, v in rows.items()}
-
-
-METHODS = ("BE + Frank-Wolfe", "BE from FAQ", "Sinkhorn-GD", "FAQ", "2-opt",
-           "random search (same evals)", "random search (300)")
-
-
-@claim("11", "BE + Frank-Wolfe finds better permutations than Sinkhorn-GD and random search",
-       expect="mean gap to the brute-force optimum (10 random QAPs, n=8): BE-FW <= Sinkhorn-GD and "
-              "BE-FW <= random search with as many f-evaluations",
-       reproduces=False, name="be_vs_baselines")
-def be_vs_baselines(fast: bool = False) -> Measured:
-    gaps = compare_solvers(10, 1 if fast else 2)
-    mean = {m: float(v.mean()) for m, v in gaps.items()}
-    be = mean["BE + Frank-Wolfe"]
-    holds = be <= mean["Sinkhorn-GD"] and be <= mean["random search (same evals)"]
-    values = {"BE_gap_pct": be, "SinkhornGD_gap_pct": mean["Sinkhorn-GD"],
-              "random_same_evals_gap_pct": mean["random search (same evals)"],
-              "random300_gap_pct": mean["random search (300)"], "FAQ_gap_pct": mean["FAQ"],
-              "two_opt_gap_pct": mean["2-opt"], "BE_from_FAQ_gap_pct": mean["BE from FAQ"]}
-    return Measured(values, holds=holds,
-                    summary=f"BE-FW {be:.2f}% vs Sinkhorn-GD {mean['Sinkhorn-GD']:.2f}% vs random "
-                            f"{mean['random search (same evals)']:.2f}%", details=gaps)
-
-
-# --------------------------------------------------------------------------------------------
-# figures and explorers
-# --------------------------------------------------------------------------------------------
-@lru_cache(maxsize=8)
-def _baseline_runs(seed: int, maxiter: int = 150) -> dict:
-    q, opt = benchmark_instances(10)[seed]
-    sk = sinkhorn_gd(q, maxiter=maxiter, rng=seed)
-    rs = random_search(q, 8, 8 * maxiter, rng=seed)
-    return dict(sk=[_gap(v, opt) for v in sk.trace["best"]], rs=np.array([_gap(v, opt) for v in rs.trace["best"]]),
-                faq=_gap(faq(q, rng=seed).fun, opt), two_opt=_gap(two_opt(q, rng=seed).fun, opt))
-
-
-def _warm_baselines() -> None:
-    for seed in EXPLORER_SEEDS:
-        _baseline_runs(seed)
-
-
-@lru_cache(maxsize=256)
-def run_traces(step: float = 0.2, k: int = 5, score_period: int = 10, seed: int = 0,
-               maxiter: int = 150) -> dict[str, Trace]:
-    """BE-FW, Sinkhorn-GD and random search (same number of f-evaluations as BE) on benchmark QAP
-    ``seed``, as traces of the gap (%) of ``F_S(A_t)``, ``f(round_S(A_t))`` and the incumbents."""
-    q, opt = benchmark_instances(10)[seed]
-    be = be_frank_wolfe(q, 8, k=k, step=step, score_period=score_period, maxiter=maxiter, rng=seed)
-    base = _baseline_runs(seed, maxiter)
-    out = {}
-    for name, series in (("BE: F_S(A_t)", "objective"), ("BE: f(round(A_t))", "rounded"), ("BE: best so far", "best")):
-        t = Trace(name)
-        for v in be.trace[series]:
-            t.record(objective=_gap(v, opt))
-        out[name] = t
-    t = Trace("Sinkhorn-GD: best so far")
-    for v in base["sk"]:
-        t.record(objective=v)
-    out[t.method] = t
-    t = Trace("random search: best so far")
-    for v in base["rs"][np.minimum(be.trace["n_evals"].astype(int), len(base["rs"])) - 1]:
-        t.record(objective=v)
-    out[t.method] = t
-    out["_meta"] = dict(evals=be.nfev, faq=base["faq"], two_opt=base["two_opt"])
-    return out
-
-
-def trace_figure(step: float = 0.2, k: int = 5, score_period: int = 10, seed: int = 0) -> go.Figure:
-    """Gap to the optimum (%) along one run of BE-FW (150 iterations), with Sinkhorn-GD and random
-    search on the same axes; the dynamic-score periods are shaded, the band between F_S and f(round) is the rounding
-    guarantee."""
-    _warm_baselines()
-    fig = go.Figure(_trace_traces(step, k, score_period, seed))
-    fig.update_layout(**_trace_layout(score_period, seed))
-    return base_layout(fig, title=f"One QAP (n = 8): step = {step:g}, k = {k}, score reset every {score_period}",
-                       xaxis_title="iteration t", yaxis_title="gap to optimum (%)", height=460)
-
-
-def _trace_layout(period: int, seed: int, maxiter: int = 150) -> dict:
-    """Shaded score periods (every other one) and the FAQ level as a dotted line."""
-    shapes = [dict(type="rect", xref="x", yref="paper", x0=a, x1=min(a + period, maxiter), y0=0, y1=1,
-                   fillcolor="#d6e4f5", opacity=0.5, layer="below", line_width=0)
-              for a in range(period, maxiter, 2 * period)]
-    level = _baseline_runs(seed, maxiter)["faq"]
-    shapes.append(dict(type="line", xref="paper", yref="y", x0=0, x1=1, y0=level, y1=level,
-                       line=dict(color="#555", dash="dot", width=1.5)))
-    notes = [dict(xref="paper", yref="y", x=1, y=level, text="FAQ", showarrow=False, xanchor="right",
-                  yanchor="bottom"),
-             dict(xref="x", yref="paper", x=0, y=1, xanchor="left", yanchor="top", showarrow=False,
-                  text="shaded: alternate score periods", font=dict(size=11, color="#555"))]
-    return dict(shapes=shapes, annotations=notes)
-
-
-def _trace_traces(step, k, score_period, seed) -> list:
-    runs = run_traces(step, k, score_period, seed)
-    styles = {"BE: F_S(A_t)": dict(color=color_for(0), width=1.2),
-              "BE: f(round(A_t))": dict(color=color_for(0), width=1, dash="dot"),
-              "BE: best so far": dict(color=color_for(0), width=3),
-              "Sinkhorn-GD: best so far": dict(color=color_for(1), width=2.5),
-              "random search: best so far": dict(color=color_for(2), width=2.5, dash="dash")}
-    out = []
-    for name, style in styles.items():
-        tr = runs[name]
-        out.append(go.Scatter(x=tr.iteration, y=tr.objective, name=name, mode="lines", line=style,
-                              fill="tonexty" if name == "BE: f(round(A_t))" else None,
-                              fillcolor="rgba(31,119,180,0.12)"))
-    return out
-
-
-def trace_slider_figure() -> go.Figure:
-    """Static twin of :data:`EXPLORER_TRACE`: the score-reset period on a slider."""
-    steps = []
-    for period in PERIODS:
-        steps.append(SliderStep(f"{period}", _trace_traces(0.2, 5, period, 0),
-                                layout=_trace_layout(period, 0)))
-    fig = slider_figure(steps, slider_label="score reset period M (iterations)", active=1,
-                        xaxis_title="iteration t", yaxis_title="gap to optimum (%)",
-                        title="BE + Frank-Wolfe on one QAP (n = 8): the dynamic score")
-    fig.update_yaxes(range=[-0.5, 30], autorange=False)
-    return fig
-
-
-PERIODS = (5, 10, 25, 50, 150)
-EXPLORER_SEEDS = (0, 1, 2, 3)
-EXPLORER_TRACE = Explorer("11", "trace", trace_figure, {
-    "step": Slider("Frank-Wolfe step", [0.05, 0.1, 0.2, 0.3, 0.5], 0.2),
-    "k": Slider("truncation k", [1, 2, 3, 5, 8], 5),
-    "score_period": Slider("score reset period M", list(PERIODS), 10),
-    "seed": Slider("QAP instance", list(EXPLORER_SEEDS), 0)})
-
-
-# --- continuity ---------------------------------------------------------------------------
-T_GRID = np.round(np.linspace(0.0, 1.0, 11), 2)
-
-
-@lru_cache(maxsize=1)
-def continuity_data(n: int = 4, seed: int = 3, points: int = 401) -> dict:
-    """Along ``A(t) = (1 - t) A0 + t A1`` (n = 4): ``F_S`` of the score-ordered decomposition and
-    the extension value of the greedy bottleneck decomposition, and both decompositions' alphas
-    over the fixed score order of all n! permutations."""
-    g = np.random.default_rng(seed)
-    q = qap_instance(n, g)
-    A0 = random_doubly_stochastic(n, g)
-    A1 = random_doubly_stochastic(n, g)
-    S = score_matrix(n, "uniform", g)
-    perms = all_permutations(n)
-    order = np.argsort(-(S[np.arange(n), perms]).sum(axis=1))
-    perms = perms[order]
-    fvals = q(perms)
-    index = {tuple(p): i for i, p in enumerate(perms)}
-    ts = np.linspace(0.0, 1.0, points)
-
-    def alphas(dec):
-        a = np.zeros(len(perms))
-        for al, p in zip(dec.alphas, dec.perms):
-            a[index[tuple(p)]] += al
-        return a
-
-    be_curve, greedy_curve, be_alpha, greedy_alpha = [], [], [], []
-    for t in ts:
-        A = (1 - t) * A0 + t * A1
-        ab, ag = alphas(birkhoff_decomposition(A, S)), alphas(bottleneck_decomposition(A))
-        be_curve.append(ab @ fvals)
-        greedy_curve.append(ag @ fvals)
-        be_alpha.append(ab)
-        greedy_alpha.append(ag)
-    return dict(t=ts, be=np.array(be_curve), greedy=np.array(greedy_curve), be_alpha=np.array(be_alpha),
-                greedy_alpha=np.array(greedy_alpha), f=fvals, perms=perms)
-
-
-def _continuity_traces(t: float) -> list:
-    d = continuity_data()
-    i = int(np.argmin(np.abs(d["t"] - t)))
-    rank = np.arange(1, len(d["f"]) + 1)
-    return [
-        go.Bar(x=rank, y=d["be_alpha"][i], name="alpha, score-ordered (BE)", marker_color=color_for(0),
-               xaxis="x", yaxis="y"),
-        go.Bar(x=rank, y=d["greedy_alpha"][i], name="alpha, greedy bottleneck", marker_color=color_for(1),
-               xaxis="x", yaxis="y"),
-        go.Scatter(x=d["t"], y=d["be"], name="F_S(A(t)) (BE)", mode="lines", line=dict(color=color_for(0), width=2.5),
-                   xaxis="x2", yaxis="y2"),
-        go.Scatter(x=d["t"], y=d["greedy"], name="extension by greedy decomposition", mode="markers",
-                   marker=dict(color=color_for(1), size=3), xaxis="x2", yaxis="y2"),
-        go.Scatter(x=[d["t"][i], d["t"][i]], y=[d["be"][i], d["greedy"][i]], name="current t", mode="markers",
-                   marker=dict(color="black", size=11, symbol="circle-open", line_width=2), xaxis="x2", yaxis="y2"),
-    ]
-
-
-def _continuity_layout(fig: go.Figure) -> go.Figure:
-    d = continuity_data()
-    lo, hi = min(d["be"].min(), d["greedy"].min()), max(d["be"].max(), d["greedy"].max())
-    pad = 0.05 * (hi - lo)
-    fig.update_layout(
-        barmode="group",
-        xaxis=dict(domain=[0, 0.47], title="permutation, in decreasing score <S, P> (rank)"),
-        yaxis=dict(range=[0, 1.0], title="coefficient alpha_l", autorange=False),
-        xaxis2=dict(domain=[0.57, 1], title="t in A(t) = (1-t) A0 + t A1", anchor="y2", range=[-0.02, 1.02]),
-        yaxis2=dict(anchor="x2", title="extension value", range=[lo - pad, hi + pad], autorange=False))
-    return fig
-
-
-def continuity_figure(t: float = 0.5) -> go.Figure:
-    """Coefficients of both decompositions at ``A(t)`` (left) and the two extensions along the
-    segment (right): the score-ordered one is continuous, the greedy one jumps."""
-    t = check_in_range(t, "t", 0.0, 1.0, closed=(True, True))
-    fig = go.Figure(_continuity_traces(t))
-    base_layout(fig, title="Continuity along a segment of the Birkhoff polytope (n = 4)", height=470)
-    return _continuity_layout(fig)
-
-
-def continuity_slider_figure() -> go.Figure:
-    """Static twin of :data:`EXPLORER_CONTINUITY`."""
-    steps = [SliderStep(f"{t:.1f}", _continuity_traces(float(t))) for t in T_GRID]
-    fig = slider_figure(steps, slider_label="t", active=5, fixed_axes=False,
-                        title="Continuity along a segment of the Birkhoff polytope (n = 4)")
-    return _continuity_layout(fig)
-
-
-EXPLORER_CONTINUITY = Explorer("11", "continuity", continuity_figure,
-                               {"t": Slider("t (position on the segment)", list(np.round(np.linspace(0, 1, 41), 3)), 0.5)})
-
-
-# --- triangle slice -----------------------------------------------------------------------
-TRIANGLE_K = (1, 2, 3, 17)
-_V = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, np.sqrt(3) / 2]])
-
-
-@lru_cache(maxsize=1)
-def triangle_data(n: int = 5, seed: int = 2, res: int = 46) -> dict:
-    """``F_S^(k)`` on the slice ``A = c0 P0 + c1 P1 + c2 P2`` of the Birkhoff polytope (n = 5),
-    for a random score and for the warm score of the best vertex, every truncation in
-    ``TRIANGLE_K`` (17 = all terms), on a ``res x res`` grid of the triangle (NaN outside)."""
-    g = np.random.default_rng(seed)
-    q = qap_instance(n, g)
-    P = [g.permutation(n) for _ in range(3)]
-    fv = np.array([q(p) for p in P])
-    best = int(np.argmin(fv))
-    scores = {"random": score_matrix(n, "uniform", g), "warm start at the best vertex": warm_score(P[best], g)}
-    xs = np.linspace(0, 1, res)
-    ys = np.linspace(0, _V[2, 1], res)
-    X, Y = np.meshgrid(xs, ys)
-    # barycentric coordinates of each grid point
-    c2 = Y / _V[2, 1]
-    c1 = X - 0.5 * c2
-    c0 = 1 - c1 - c2
-    inside = (c0 >= -1e-12) & (c1 >= -1e-12) & (c2 >= -1e-12)
-    Pm = [perm_matrix(p) for p in P]
-    out = {}
-    for name, S in scores.items():
-        vals = {kk: np.full(X.shape, np.nan) for kk in TRIANGLE_K}
-        for idx in zip(*np.nonzero(inside)):
-            c = np.clip([c0[idx], c1[idx], c2[idx]], 0, None)
-            A = sum(ci * Pi for ci, Pi in zip(c / c.sum(), Pm))
-            dec = birkhoff_decomposition(A, S)
-            f = q(dec.perms)
-            for kk in TRIANGLE_K:
-                a = dec.alphas[:kk]
-                vals[kk][idx] = a @ f[:kk] / a.sum()
-        Ac = sum(Pi / 3 for Pi in Pm)
-        rp, rv = round_birkhoff(q, Ac, S)
-        out[name] = dict(values=vals, round_perm=rp, round_value=rv)
-    return dict(x=xs, y=ys, f=fv, perms=P, scores=out, zmin=float(fv.min()), zmax=float(fv.max()))
-
-
-def _triangle_traces(score: str, k: int) -> list:
-    d = triangle_data()
-    s = d["scores"][score]
-    z = s["values"][k]
-    vert_text = [f"P{i}: f = {d['f'][i]:.2f}" for i in range(3)]
-    traces = [
-        go.Heatmap(x=d["x"], y=d["y"], z=z, zmin=d["zmin"], zmax=d["zmax"], colorscale="Viridis",
-                   colorbar=dict(title="F_S"), name="F_S on the slice", hoverongaps=False),
-        go.Scatter(x=_V[:, 0], y=_V[:, 1], mode="markers+text", text=vert_text,
-                   textposition=["bottom center", "bottom center", "top center"],
-                   marker=dict(size=12, color="white", line=dict(color="black", width=2)), name="vertices P0, P1, P2"),
-    ]
-    match = [i for i, p in enumerate(d["perms"]) if np.array_equal(p, s["round_perm"])]
-    centre = _V.mean(axis=0)
-    if match:
-        end, where = 0.8 * _V[match[0]] + 0.2 * centre, f"P{match[0]}"
-    else:  # the best term of the centre's decomposition is not a corner of the triangle
-        end, where = centre + np.array([0.0, 0.12]), "a permutation off the triangle"
-    traces.append(go.Scatter(x=[centre[0], end[0]], y=[centre[1], end[1]], mode="lines+markers",
-                             line=dict(color="red", width=3), marker=dict(symbol=["circle", "arrow"], size=[9, 16],
-                                                                          angleref="previous", color="red"),
-                             name=f"rounding of the centre: {where}, f = {s['round_value']:.2f}"))
-    return traces
-
-
-def _triangle_layout(fig: go.Figure) -> go.Figure:
-    fig.update_layout(xaxis=dict(range=[-0.1, 1.1], title="slice coordinate 1 (barycentric, no unit)",
-                                 scaleanchor="y", showgrid=False),
-                      yaxis=dict(range=[-0.12, 1.0], title="slice coordinate 2", showgrid=False))
-    return fig
-
-
-def triangle_figure(score: str = "random", k: int = 17) -> go.Figure:
-    """Heat map of the (truncated) extension on a triangle of the Birkhoff polytope spanned by three
-    permutations, with the rounding of its centre."""
-    check_choice(score, "score", tuple(triangle_data()["scores"]))
-    if k not in TRIANGLE_K:
-        raise ValueError(f"k must be one of {TRIANGLE_K}, got {k!r}")
-    fig = go.Figure(_triangle_traces(score, k))
-    base_layout(fig, title=f"F_S on a triangle slice (n = 5), score: {score}, k = {k}", height=520)
-    return _triangle_layout(fig)
-
-
-def triangle_slider_figure() -> go.Figure:
-    """Static twin of :data:`EXPLORER_TRIANGLE`: both scores, every truncation."""
-    steps = [SliderStep(f"{'random' if sc == 'random' else 'warm'} score, k={kk}", _triangle_traces(sc, kk))
-             for sc in triangle_data()["scores"] for kk in TRIANGLE_K]
-    fig = slider_figure(steps, slider_label="score and truncation", active=3, fixed_axes=False, height=560,
-                        title="The Birkhoff extension on a triangle slice (n = 5)")
-    return _triangle_layout(fig)
-
-
-EXPLORER_TRIANGLE = Explorer("11", "triangle", triangle_figure, {
-    "score": Choice("score S", ["random", "warm start at the best vertex"], "random"),
-    "k": Slider("truncation k (17 = all terms)", list(TRIANGLE_K), 17)})
