@@ -227,6 +227,44 @@ def _ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.where(b > 0, a / np.where(b > 0, b, 1.0), np.inf)
 
 
+@claim("11", "BE beats one 2-opt descent on QAP under the paper's protocol", kind="reproduction",
+       paper="on QAPLIB (n = 12 to 256) BE's mean gap to the best known value is 6.30% against 10.38% for "
+             "2-opt (a ratio of 0.61), at about equal run time (as quoted by a third-party summary of the "
+             "paper); in the authors' repository BE runs on a wall-clock budget (2n-4n seconds) and their "
+             "2-opt script makes one descent from a random permutation by default",
+       expect="median over 3 seeds of (the authors' optimiser's mean gap, 5000 steps, the repository's "
+              "--max_iterations default) / (the mean gap of one 2-opt descent from a random permutation) over "
+              "the nine QAPLIB instances with n = 12, <= 0.61",
+       control="the authors' optimiser replaced by random search with the same number of evaluations of f, "
+               "instance by instance and seed by seed",
+       name="paper_protocol")
+def claim_paper_protocol(fast: bool = False, control: bool = False) -> Measured:
+    seeds = PROTOCOL_FAST_SEEDS if fast else PROTOCOL_SEEDS
+    runs = np.array([[_run(AUTHORS, name, s, steps=REPO_STEPS) for name in QAPLIB_12] for s in seeds])
+    gaps, evals = runs[..., 0], runs[..., 1].astype(int)
+    if control:
+        gaps = np.array([[_run(RANDOM, name, s, budget=int(e))[0] for name, e in zip(QAPLIB_12, row)]
+                         for s, row in zip(seeds, evals)])
+    one = comparison((TWO_OPT_ONE,), seeds)[TWO_OPT_ONE]
+    ratio = _ratio(_per_seed_mean(gaps), _per_seed_mean(one))
+    values = {"ratio_median": np.median(ratio), "ratio_min": ratio.min(), "ratio_max": ratio.max(),
+              "gap_pct": np.median(_per_seed_mean(gaps)), "one_descent_gap_pct": np.median(_per_seed_mean(one)),
+              "evals": np.median(evals), "one_descent_evals": evaluations(TWO_OPT_ONE, seeds)}
+    if not (fast or control):  # the same evaluations given to 2-opt, restarting: the referee's question
+        same = np.array([[_run(TWO_OPT, name, s, budget=int(e))[0] for name, e in zip(QAPLIB_12, row)]
+                         for s, row in zip(seeds, evals)])
+        values["two_opt_same_evals_gap_pct"] = np.median(_per_seed_mean(same))
+        values["ratio_vs_two_opt_same_evals_median"] = np.median(_ratio(_per_seed_mean(gaps), _per_seed_mean(same)))
+    who = "random search" if control else "authors' BE"
+    return Measured(values, criteria=[Criterion("ratio_median", "<=", round(PAPER_RATIO, 2))], seeds=seeds,
+                    precondition=bool(values["one_descent_gap_pct"] >= 1.0),
+                    summary=f"{who} / one 2-opt descent {values['ratio_median']:.2f} "
+                            f"({values['ratio_min']:.2f}-{values['ratio_max']:.2f}); {values['gap_pct']:.1f}% vs "
+                            f"{values['one_descent_gap_pct']:.1f}% with {values['evals']:.0f} vs "
+                            f"{values['one_descent_evals']:.0f} evaluations",
+                    details=dict(gaps=gaps, one=one, evals=evals))
+
+
 @claim("11", "BE finds better QAP solutions than 2-opt given the same number of evaluations of f",
        kind="reproduction",
        paper="on QAPLIB (n = 12 to 256) BE's mean gap to the best known value is 6.30% against 10.38% for "
@@ -276,44 +314,6 @@ def claim_be_vs_two_opt(fast: bool = False, control: bool = False) -> Measured:
                             f"({values['ratio_min']:.2f}-{values['ratio_max']:.2f}); "
                             f"{values['gap_pct']:.1f}% vs {values['two_opt_gap_pct']:.1f}%",
                     details=gaps)
-
-
-@claim("11", "BE beats one 2-opt descent on QAP under the paper's protocol", kind="reproduction",
-       paper="on QAPLIB (n = 12 to 256) BE's mean gap to the best known value is 6.30% against 10.38% for "
-             "2-opt (a ratio of 0.61), at about equal run time (as quoted by a third-party summary of the "
-             "paper); in the authors' repository BE runs on a wall-clock budget (2n-4n seconds) and their "
-             "2-opt script makes one descent from a random permutation by default",
-       expect="median over 3 seeds of (the authors' optimiser's mean gap, 5000 steps, the repository's "
-              "--max_iterations default) / (the mean gap of one 2-opt descent from a random permutation) over "
-              "the nine QAPLIB instances with n = 12, <= 0.61",
-       control="the authors' optimiser replaced by random search with the same number of evaluations of f, "
-               "instance by instance and seed by seed",
-       name="paper_protocol")
-def claim_paper_protocol(fast: bool = False, control: bool = False) -> Measured:
-    seeds = PROTOCOL_FAST_SEEDS if fast else PROTOCOL_SEEDS
-    runs = np.array([[_run(AUTHORS, name, s, steps=REPO_STEPS) for name in QAPLIB_12] for s in seeds])
-    gaps, evals = runs[..., 0], runs[..., 1].astype(int)
-    if control:
-        gaps = np.array([[_run(RANDOM, name, s, budget=int(e))[0] for name, e in zip(QAPLIB_12, row)]
-                         for s, row in zip(seeds, evals)])
-    one = comparison((TWO_OPT_ONE,), seeds)[TWO_OPT_ONE]
-    ratio = _ratio(_per_seed_mean(gaps), _per_seed_mean(one))
-    values = {"ratio_median": np.median(ratio), "ratio_min": ratio.min(), "ratio_max": ratio.max(),
-              "gap_pct": np.median(_per_seed_mean(gaps)), "one_descent_gap_pct": np.median(_per_seed_mean(one)),
-              "evals": np.median(evals), "one_descent_evals": evaluations(TWO_OPT_ONE, seeds)}
-    if not (fast or control):  # the same evaluations given to 2-opt, restarting: the referee's question
-        same = np.array([[_run(TWO_OPT, name, s, budget=int(e))[0] for name, e in zip(QAPLIB_12, row)]
-                         for s, row in zip(seeds, evals)])
-        values["two_opt_same_evals_gap_pct"] = np.median(_per_seed_mean(same))
-        values["ratio_vs_two_opt_same_evals_median"] = np.median(_ratio(_per_seed_mean(gaps), _per_seed_mean(same)))
-    who = "random search" if control else "authors' BE"
-    return Measured(values, criteria=[Criterion("ratio_median", "<=", round(PAPER_RATIO, 2))], seeds=seeds,
-                    precondition=bool(values["one_descent_gap_pct"] >= 1.0),
-                    summary=f"{who} / one 2-opt descent {values['ratio_median']:.2f} "
-                            f"({values['ratio_min']:.2f}-{values['ratio_max']:.2f}); {values['gap_pct']:.1f}% vs "
-                            f"{values['one_descent_gap_pct']:.1f}% with {values['evals']:.0f} vs "
-                            f"{values['one_descent_evals']:.0f} evaluations",
-                    details=dict(gaps=gaps, one=one, evals=evals))
 
 
 @claim("11", "BE started from FAQ's answer improves it", kind="reproduction",
