@@ -1,0 +1,84 @@
+"""Chapter 14's experiments, figures and explorers."""
+import time
+
+import numpy as np
+import pytest
+
+from optbook.geometry import uniform_wrappers as uw
+from optbook.geometry import uniform_wrappers_chapter as ch
+
+
+def test_escape_threshold_and_exact_ascent_on_the_gadget():
+    assert ch.escape_threshold(1.0) == pytest.approx(1 - np.exp(-1))
+    assert ch.escape_threshold(50.0) == pytest.approx(0.5, abs=0.02)  # gamma large: the plain threshold
+    np.testing.assert_allclose(ch.ascent_path(0.6, None, steps=300)[-1], [1.0, 0.0], atol=1e-3)
+    np.testing.assert_allclose(ch.ascent_path(0.6, 1.0, steps=300)[-1], [0.0, 1.0], atol=1e-3)
+    # Above a*(gamma) the wrapped field is trapped too; below 1/2 nobody is.
+    np.testing.assert_allclose(ch.ascent_path(0.64, 1.0, steps=300)[-1], [1.0, 0.0], atol=1e-3)
+    np.testing.assert_allclose(ch.ascent_path(0.45, None, steps=300)[-1], [0.0, 1.0], atol=1e-3)
+
+
+def test_tunings_share_grid_size_and_held_out_seeds():
+    tw, tp = ch.trap_tuning(ch.WRAPPED), ch.trap_tuning(ch.PLAIN)
+    assert tw.size == tp.size == len(ch.TRAP_GRID) and not tw.on_edge() and not tp.on_edge()
+    sizes = {ch.rate_tuning(m).size for m in ch.RATE_METHODS}
+    assert sizes == {9}
+    for t in (tw, tp, ch.rate_tuning("W(ZO-FTRL)")):
+        assert set(t.seeds).isdisjoint(range(8))
+
+
+def test_trap_runs_separate_at_a_small_step():
+    """At a step below the noise threshold the plain method stays at the KKT vertex in every run,
+    the wrapped one leaves it in every run: the mechanism the claim is about."""
+    runs = ch.explore_runs(0.01, ch.NOISE)
+    assert np.all(runs[ch.PLAIN][:, -200:].mean(axis=1) < 0.62)
+    assert np.all(runs[ch.WRAPPED][:, -200:].mean(axis=1) > 0.9)
+
+
+def test_rate_runs_follow_their_schedule_and_start_at_the_centre():
+    v = ch.rate_runs("W(ZO-FTRL)", [64, 128], 4.0, 1.6, seed=0)
+    assert v.shape == (2, 128)
+    assert v[:, 0] == pytest.approx(ch.gadget().fun(np.array([1 / 3, 1 / 3])))
+    v = ch.rate_runs("W(OGA on K_delta)", [64], 0.3, 0.7, seed=0)
+    assert np.all(np.isfinite(v))
+
+
+def test_figures_build():
+    assert len(ch.gadget_slider_figure().frames) == len(ch.GADGET_GAMMAS)
+    assert len(ch.trap_slider_figure().frames) == len(ch.TRAP_ETAS)
+    fig = ch.gadget_explorer_figure(0.64, 0.5)
+    assert "0.64" in fig.layout.annotations[0].text
+
+
+def test_explorers_answer_a_first_move_within_a_second():
+    """A value never shown before is computed on demand: under a second of CPU, and a cached
+    move under 150 ms."""
+    ch.explore_runs.cache_clear()
+    ch._gadget_step.cache_clear()
+    for explorer, move in ((ch.EXPLORER_TRAP, {"eta": 0.04}), (ch.EXPLORER_GADGET, {"a": 0.52})):
+        explorer.render()
+        t0 = time.process_time()
+        explorer.render(**move)
+        assert time.process_time() - t0 < 1.0
+        t0 = time.process_time()
+        explorer.render(**move)
+        assert time.process_time() - t0 < 0.15
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="kind"):
+        ch.trap_runs("boosted", [10], 1.0, seed=0)
+    with pytest.raises(ValueError, match="method"):
+        ch.rate_runs("FTRL", [10], 1.0, 1.0, seed=0)
+    with pytest.raises(ValueError, match="eta"):
+        ch.trap_explorer_figure(eta=0.3)
+    with pytest.raises(ValueError, match="noise"):
+        ch.trap_explorer_figure(noise=0.2)
+    with pytest.raises(ValueError, match="gamma"):
+        ch.gadget_explorer_figure(gamma=7.0)
+    with pytest.raises(ValueError, match="a must"):
+        ch.gadget_explorer_figure(a=0.7)
+    with pytest.raises(ValueError, match="steps"):
+        ch.ascent_path(0.6, 1.0, steps=0)
+    with pytest.raises(ValueError, match="problem"):
+        uw.zo_ftrl_runs(object(), runs=1, T=2, eta=0.1, delta=0.5)
