@@ -82,3 +82,17 @@ def test_bad_inputs():
         ch.ascent_path(0.6, 1.0, steps=0)
     with pytest.raises(ValueError, match="problem"):
         uw.zo_ftrl_runs(object(), runs=1, T=2, eta=0.1, delta=0.5)
+    with pytest.raises(ValueError, match="horizons"):
+        ch.trap_runs(ch.WRAPPED, [10.5], 1.0, seed=0)
+    with pytest.raises(ValueError, match="horizons"):
+        ch.rate_runs("W(ZO-FTRL)", [np.nan], 1.0, 1.0, seed=0)
+    with pytest.raises(ValueError, match="seeds"):
+        ch.trap_sweep([])
+    with pytest.raises(ValueError, match="seeds"):
+        ch.rate_sweep("W(ZO-FTRL)", [0, -1])
+    with pytest.raises(ValueError, match="method"):
+        ch.rate_tuning("OGA")
+    with pytest.raises(ValueError, match="eta"):
+        ch.ascent_path(0.6, 1.0, eta=-0.1)
+    with pytest.raises(ValueError, match="start"):
+        ch.ascent_path(0.6, 1.0, start=(np.nan, 0.0))
