@@ -19,9 +19,26 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e ".[book,test]"
 	touch $(STAMP)
 
-_assets/plotly.min.js: $(STAMP)
-	mkdir -p _assets
+# plotly.js for the figure script (_assets/optbook-figures.js), which loads the smallest bundle that
+# draws a page's trace types: plotly's partial bundles (npm packages plotly.js-<name>-dist-min,
+# fetched with npm at the version of the full bundle in the plotly wheel), else the full one.
+# Where npm cannot be reached, the full bundle stands in for a partial one (the same figures, heavier).
+PLOTLY_DIR := _assets/plotly
+PLOTLY_JS  := $(PLOTLY_DIR)/plotly.min.js $(PLOTLY_DIR)/plotly-cartesian.min.js $(PLOTLY_DIR)/plotly-gl3d.min.js
+
+$(PLOTLY_DIR)/plotly.min.js: $(STAMP)
+	mkdir -p $(PLOTLY_DIR)
 	cp "$$($(BIN)/python -c 'import plotly, pathlib; print(pathlib.Path(plotly.__file__).parent / "package_data" / "plotly.min.js")')" $@
+
+$(PLOTLY_DIR)/plotly-%.min.js: $(PLOTLY_DIR)/plotly.min.js
+	@v=$$($(BIN)/python -c 'from plotly.offline import get_plotlyjs_version as v; print(v())'); \
+	tmp=$$(mktemp -d); \
+	if (cd "$$tmp" && timeout 120 npm pack --silent "plotly.js-$*-dist-min@$$v") >/dev/null 2>&1 \
+	   && tar -xzf "$$tmp"/*.tgz -C "$$tmp" && test -s "$$tmp/package/plotly-$*.min.js"; then \
+	  cp "$$tmp/package/plotly-$*.min.js" $@; echo "plotly-$*.min.js $$v from npm"; \
+	else \
+	  echo "npm could not fetch plotly.js-$*-dist-min@$$v: the full bundle stands in"; cp $< $@; \
+	fi; rm -rf "$$tmp"
 
 _assets/mathjax/tex-chtml.js: $(STAMP)
 	rm -rf _assets/mathjax
@@ -32,7 +49,7 @@ _assets/mathjax/tex-chtml.js: $(STAMP)
 # Sphinx's saved environment with it (else Sphinx sees no changed page and executes nothing).
 # Chapters record their full-size claim results in _build/claims for the scoreboard page; only the
 # build sets OPTBOOK_CLAIMS_DIR, so the fast results of `make unit` never stand in for them.
-book: $(STAMP) _assets/plotly.min.js _assets/mathjax/tex-chtml.js
+book: $(STAMP) $(PLOTLY_JS) _assets/mathjax/tex-chtml.js
 	@hash=$$(find src pyproject.toml -type f -name '*.py' -o -name pyproject.toml | sort | xargs cat | sha256sum | cut -c1-16); \
 	if [ "$$(cat _build/.src-hash 2>/dev/null)" != "$$hash" ]; then \
 	  echo "src/ changed: re-executing every chapter"; \
@@ -43,11 +60,11 @@ book: $(STAMP) _assets/plotly.min.js _assets/mathjax/tex-chtml.js
 	  for f in _build/html/reports/*.log; do [ -f "$$f" ] && { echo "== $$f"; cat "$$f"; }; done; exit 1; }; \
 	echo "$$hash" > _build/.src-hash
 
-# One chapter as a stand-alone page (seconds, not a whole book): make page CH=01, then
+# One chapter as a stand-alone page (seconds, not a whole book): make page CH=01 (or CH=intro), then
 # .venv/bin/python tools/shoot.py on the page it prints for desktop/phone, light/dark screenshots.
-page: $(STAMP) _assets/plotly.min.js _assets/mathjax/tex-chtml.js
+page: $(STAMP) $(PLOTLY_JS) _assets/mathjax/tex-chtml.js
 	@test -n "$(CH)" || { echo "usage: make page CH=NN"; exit 2; }
-	@src=$$(ls book/part*/$(CH)-*.md | head -1); test -n "$$src" || { echo "no chapter $(CH)"; exit 2; }; \
+	@src=$$(ls book/part*/$(CH)-*.md book/$(CH).md 2>/dev/null | head -1); test -n "$$src" || { echo "no chapter $(CH)"; exit 2; }; \
 	page=_build/_page/$$(echo "$${src%.md}" | tr / -); rm -rf "$$page"; mkdir -p _build; \
 	OPTBOOK_BUILD=1 $(BIN)/jupyter-book build "$$src" --config _config.yml >_build/page.log 2>&1 || exit 1; \
 	out=$$page/html; cp -r _assets/. "$$out/_static/"; \
@@ -71,4 +88,4 @@ bench: $(STAMP)
 	$(BIN)/python -m optbook bench
 
 clean:
-	rm -rf _build _assets/plotly.min.js _assets/mathjax
+	rm -rf _build $(PLOTLY_DIR) _assets/mathjax

@@ -54,7 +54,7 @@ class Slider:
         opts = [(self.fmt.format(v), v) for v in self.values]
         return w.SelectionSlider(options=opts, value=self.value, description=self.label,
                                  continuous_update=False, style={"description_width": "initial"},
-                                 layout=w.Layout(width="480px"))
+                                 layout=w.Layout(width="100%", max_width="480px"))
 
     def samples(self) -> list[Any]:
         return list(self.values)

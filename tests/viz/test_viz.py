@@ -155,11 +155,11 @@ def test_glued_text_survives_myst_nb_reading_it_back(monkeypatch):
         assert format_plain_text(repr(stored[f"k{k}"]), "s") == text
 
 
-def test_book_renderer_emits_a_bare_div(monkeypatch):
+def test_book_renderer_emits_a_figure_without_plotly_js(monkeypatch):
     bundle = BookRenderer().to_mimebundle(go.Figure(go.Scatter(y=[1, 2])).to_dict())
     html = bundle["text/html"]
     assert list(bundle) == ["text/html"]
-    assert "<div" in html and "Plotly.newPlot" in html
+    assert "<figure" in html and 'class="optbook-plot plotly-graph-div"' in html and "<figcaption" in html
     assert "cdn.plot.ly" not in html and "mathjax" not in html.lower() and len(html) < 20_000
     monkeypatch.setenv("OPTBOOK_BUILD", "1")
     before = pio.renderers.default
@@ -196,3 +196,20 @@ def test_grid_values_vectorized_equals_pointwise():
     a = grid_values(f, (-1, 1), (0, 2), n=7)
     b = grid_values(fv, (-1, 1), (0, 2), n=7, vectorized=True)
     np.testing.assert_allclose(a[2], b[2])
+
+
+def test_glued_text_survives_myst_nb_literal_eval(monkeypatch):
+    """myst-nb literal_evals the stored text/plain before pasting it ({glue:text}): what glue
+    stores must come out exactly as formatted (trailing zeros, exponents, signs)."""
+    from IPython.lib.pretty import pretty
+    from myst_nb.core.variables import format_plain_text
+
+    import importlib
+
+    glue_module = importlib.import_module("optbook.viz.glue")  # the module, not the function
+    stored = {}
+    monkeypatch.setattr(glue_module, "_myst_glue", lambda: lambda name, obj, display: stored.update({name: obj}))
+    for value, fmt, text in ((1.0, "{:.2f}", "1.00"), (1.8e-4, "{:.1e}", "1.8e-04"), (0.0, "{:.1f}", "0.0"),
+                             ("reproduces", None, "reproduces"), (-0.9, "{:.2f}", "-0.90")):
+        assert glue_module.glue("x", value, fmt) == text
+        assert format_plain_text(pretty(stored["x"]), "") == text

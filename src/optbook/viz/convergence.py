@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..core.trace import Trace
-from .style import DASHES, PHASE_COLORS, base_layout, color_for
+from .style import PHASE_COLORS, base_layout, line_style
 
 #: Floor for log-scale plots of gaps (values at or below it are drawn at it).
 LOG_FLOOR = 1e-16
@@ -66,8 +66,9 @@ def convergence_traces(
     start_index: int = 0,
     max_points: int = 300,
 ) -> list[go.Scatter]:
-    """One line per trace, named after ``trace.method``; the i-th trace gets the i-th colour.
-    Long traces are thinned to ``max_points`` rows to keep the page light."""
+    """One line per trace, named after ``trace.method``; the i-th trace gets the i-th colour, dash
+    and marker (on a long trace, a dozen markers spaced along the line). Long traces are thinned
+    to ``max_points`` rows to keep the page light."""
     if not traces:
         raise ValueError("traces must not be empty")
     out = []
@@ -78,11 +79,10 @@ def convergence_traces(
         yv = series_values(tr, y, f_star)
         if logy:
             yv = np.where(np.isfinite(yv), np.maximum(np.abs(yv), LOG_FLOOR), np.nan)
-        out.append(go.Scatter(
-            x=tr[x], y=yv, mode="lines+markers" if len(tr) <= 60 else "lines", name=tr.method,
-            line=dict(color=color_for(start_index + i), dash=DASHES[(start_index + i) // 10 % len(DASHES)], width=2.2),
-            marker=dict(size=5),
-        ))
+        style = line_style(start_index + i)
+        if len(tr) > 60:
+            style["marker"]["maxdisplayed"] = 12
+        out.append(go.Scatter(x=tr[x], y=yv, mode="lines+markers", name=tr.method, **style))
     return out
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import plotly.graph_objects as go
 
-from .style import base_layout, color_for
+from .style import base_layout, line_style
 
 
 def grid_values(fun: Callable[[np.ndarray], float], xlim: tuple[float, float],
@@ -36,10 +36,10 @@ def path_traces(paths: Mapping[str, np.ndarray], start_index: int = 0, z_of=None
         pts = np.asarray(pts, dtype=float)
         if pts.ndim != 2 or pts.shape[1] != 2:
             raise ValueError(f"path {name!r} must be a k x 2 array, got shape {pts.shape}")
-        color = color_for(start_index + i)
+        style = line_style(start_index + i, width=2.5)
+        color = style["line"]["color"]
         if z_of is None:
-            out.append(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="lines+markers", name=name,
-                                  line=dict(color=color, width=2.5), marker=dict(size=6)))
+            out.append(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="lines+markers", name=name, **style))
         else:
             out.append(go.Scatter3d(x=pts[:, 0], y=pts[:, 1], z=[z_of(p) for p in pts], name=name,
                                     mode="lines+markers", line=dict(color=color, width=5),

@@ -15,11 +15,12 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..claims import ClaimResult
-from .style import base_layout
+from .style import PALETTE, base_layout
 from .tables import _STYLE, _row, control_text, verdict_badge
 
-#: Marker colours by status (Okabe-Ito: blue for good, orange for neutral, vermillion for bad).
-STATUS_COLORS = {"good": "#0072B2", "neutral": "#E69F00", "bad": "#D55E00"}
+#: Marker colours by status, from the book's palette: blue for good, orange for neutral,
+#: vermillion for bad (each also has its own marker symbol).
+STATUS_COLORS = {"good": PALETTE[0], "neutral": PALETTE[6], "bad": PALETTE[1]}
 STATUS_SYMBOLS = {"good": "circle", "neutral": "diamond", "bad": "x"}
 CLAIM_ANCHOR = "does-the-claim-reproduce"
 
@@ -100,7 +101,8 @@ class IdentityTable:
         return "\n".join(f"{r.chapter}  {r.verdict:8s} {r.title}" for r in self.rows)
 
 
-def margin_figure(results: Sequence[ClaimResult], *, height: int | None = None) -> go.Figure:
+def margin_figure(results: Sequence[ClaimResult], *, height: int | None = None,
+                  title: str = "Each reproduction's margin to its threshold, and its negative control's") -> go.Figure:
     """Every reproduction's smallest margin to its threshold (> 0: cleared), one row per claim,
     coloured by verdict; a second marker shows where the negative control landed."""
     repro = [r for r in results if r.kind == "reproduction" and r.margin is not None]
@@ -129,11 +131,11 @@ def margin_figure(results: Sequence[ClaimResult], *, height: int | None = None) 
             x=[finite(repro[i].control_margin) for i in ctrl], y=[labels[i] for i in ctrl], mode="markers",
             name="negative control", marker=dict(color="#777", symbol="circle-open", size=10, line=dict(width=2)),
             hovertemplate="%{y}<br>control margin %{x:.2f}<extra></extra>"))
-    base_layout(fig, xaxis_title="margin to the threshold (log10 ratio, or relative difference); > 0 meets it",
+    base_layout(fig, title=title, xaxis_title="margin to the threshold (log10 ratio, or relative difference); > 0 meets it",
                 height=height or max(260, 90 + 26 * len(repro)))
     fig.add_vline(x=0, line=dict(color="#555", width=1.5, dash="dash"))
     fig.update_yaxes(autorange="reversed", title_text=None, type="category")
     fig.update_xaxes(range=[-3.2, 3.2], zeroline=False)
-    fig.update_layout(margin=dict(l=10, t=60))
+    fig.update_layout(margin=dict(l=10, t=105 if title else 60))
     fig.update_yaxes(automargin=True)
     return fig

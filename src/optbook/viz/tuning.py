@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..core.tuning import Tuning
-from .style import DASHES, base_layout, color_for
+from .style import base_layout, color_for, dash_for, marker_for
 
 
 def tuning_figure(tunings: Sequence[Tuning], *, score_label: str, logy: bool = False,
@@ -19,9 +19,12 @@ def tuning_figure(tunings: Sequence[Tuning], *, score_label: str, logy: bool = F
     titles live in the axis titles, so the legend above the plot never covers them.
 
     Grids of different sizes are allowed but visible: the right panel's curves end at each
-    method's budget.
+    method's budget. Without a ``title`` the figure is titled after ``score_label`` (the book shows
+    the title as the figure's caption).
     """
     tunings = list(tunings)
+    if title is None:
+        title = f"Tuning on held-out seeds: {score_label} at every setting tried, and the best so far"
     if not tunings:
         raise ValueError("tunings must not be empty")
     for t in tunings:
@@ -29,11 +32,11 @@ def tuning_figure(tunings: Sequence[Tuning], *, score_label: str, logy: bool = F
             raise TypeError(f"tunings must be Tuning records, got {type(t).__name__}")
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14)
     for i, t in enumerate(tunings):
-        color, dash = color_for(i), DASHES[i % len(DASHES)]
+        color, dash, symbol = color_for(i), dash_for(i), marker_for(i)
         k = np.arange(1, t.size + 1)
         ys = np.where(np.isfinite(t.scores), t.scores, np.nan)
         fig.add_trace(go.Scatter(
-            x=k, y=ys, mode="markers", name=t.method, legendgroup=t.method, marker=dict(color=color, size=8),
+            x=k, y=ys, mode="markers", name=t.method, legendgroup=t.method, marker=dict(color=color, size=8, symbol=symbol),
             text=t.labels(), hovertemplate="%{text}<br>score %{y:.4g}<extra>" + t.method + "</extra>"), 1, 1)
         b = t.best_index
         fig.add_trace(go.Scatter(
@@ -42,6 +45,7 @@ def tuning_figure(tunings: Sequence[Tuning], *, score_label: str, logy: bool = F
             hovertemplate=f"best: {t.labels()[b]}<br>score %{{y:.4g}}<extra>{t.method}</extra>"), 1, 1)
         fig.add_trace(go.Scatter(
             x=k, y=t.best_so_far(), mode="lines+markers", line=dict(color=color, dash=dash, shape="hv"),
+            marker=dict(color=color, symbol=symbol),
             legendgroup=t.method, showlegend=False, name=t.method,
             hovertemplate="after %{x} settings: %{y:.4g}<extra>" + t.method + "</extra>"), 1, 2)
     base_layout(fig, title=title, height=height, logy=logy)
