@@ -521,18 +521,18 @@ def _trap_step(eta: float, noise: float) -> SliderStep:
                                      showlegend=r == 0, name=f"{kind} two-point OGA ({EXPLORE_RUNS} runs)"))
     escaped = {k: int((runs[k][:, -1] > 0.8).sum()) for k in runs}
     note = dict(text=f"step {eta:g}, noise {noise:g}: plain escaped in {escaped[PLAIN]} of {EXPLORE_RUNS} runs, "
-                     f"wrapped in {escaped[WRAPPED]}", x=0.0, y=-0.24, xref="paper", yref="paper",
+                     f"wrapped in {escaped[WRAPPED]}", x=0.0, y=-0.27, xref="paper", yref="paper",
                 showarrow=False, xanchor="left", font=dict(size=12))
     return SliderStep(label=f"{eta:g}", traces=traces, layout=dict(annotations=[note]))
 
 
 def _style_trap(fig: go.Figure) -> go.Figure:
     fig.update_layout(
-        xaxis=dict(domain=[0, 0.46], type="log", title_text="round t (plain)"),
+        xaxis=dict(domain=[0, 0.44], type="log", title_text="round t (plain)"),
         yaxis=dict(title_text="f(x_t) / OPT", range=[0.45, 1.03]),
-        xaxis2=dict(domain=[0.54, 1], type="log", title_text="round t (wrapped)", anchor="y2"),
-        yaxis2=dict(anchor="x2", range=[0.45, 1.03]),
-        legend=dict(font=dict(size=11)), margin=dict(t=90, b=120))
+        xaxis2=dict(domain=[0.58, 1], type="log", title_text="round t (wrapped)", anchor="y2"),
+        yaxis2=dict(anchor="x2", range=[0.45, 1.03], title_text="f(x_t) / OPT"),
+        legend=dict(font=dict(size=11)), margin=dict(t=90, b=170))
     return fig
 
 
@@ -588,7 +588,7 @@ def rate_figure(seeds: tuple[int, ...] = tuple(range(8))) -> go.Figure:
                                  line=dict(color="#777", dash=dash, width=1.2), name=f"T^{p:.3g} log T"))
     base_layout(fig, xaxis_title="horizon T (one query per round)", yaxis_title="regret against OPT, R_T",
                 logx=True, logy=True, height=480)
-    # Five entries: inside the empty lower-right corner rather than in rows above the plot.
-    fig.update_layout(legend=dict(orientation="v", x=0.99, xanchor="right", y=0.03, yanchor="bottom",
-                                  bgcolor="rgba(255,255,255,0.8)", font=dict(size=11)), margin=dict(t=30))
+    # Five long entries: one column under the plot, where they cover no curve on a phone either.
+    fig.update_layout(legend=dict(orientation="v", x=0, xanchor="left", y=-0.18, yanchor="top", font=dict(size=11)),
+                      margin=dict(t=30, b=60), height=620)
     return fig
