@@ -4,6 +4,7 @@ import time
 import numpy as np
 import pytest
 
+from optbook.core import loglog_slope
 from optbook.geometry import uniform_wrappers as uw
 from optbook.geometry import uniform_wrappers_chapter as ch
 
@@ -41,6 +42,32 @@ def test_rate_runs_follow_their_schedule_and_start_at_the_centre():
     assert v[:, 0] == pytest.approx(ch.gadget().fun(np.array([1 / 3, 1 / 3])))
     v = ch.rate_runs("W(OGA on K_delta)", [64], 0.3, 0.7, seed=0)
     assert np.all(np.isfinite(v))
+
+
+def test_rate_statistic_cannot_separate_the_two_theorems_at_these_horizons():
+    """Why zo_rate is inconclusive: over T = 1024..32768 the claim's statistic reads an exact
+    T^{3/4} regret as below 2/3, and the paper's T^{2/3} log T grows locally faster than T^{3/4}
+    until T = e^12."""
+    assert ch.t34_reference_exponent() < ch.RATE_THRESHOLD
+    T = np.array(ch.RATE_HORIZONS, dtype=float)
+    assert loglog_slope(T, T ** 0.75) == pytest.approx(0.75)
+    local = lambda t: 2 / 3 + 1 / np.log(t)  # d log(t^{2/3} log t) / d log t
+    assert local(ch.RATE_CROSSOVER) == pytest.approx(0.75)
+    assert local(T.max()) > 0.75
+
+
+def test_no_two_dimensional_quadratic_trap_is_deeper_than_the_gadget():
+    """The trap's diagnosis: among monotone DR-submodular quadratics p x1 + x2 - r x1 x2 on the
+    triangle (monotone: r <= p; OPT = 1 at (0, 1)) whose vertex (1, 0) is a KKT point (r > 1 - p)
+    worth p < 1 - 1/e, the dip along the edge is largest at r = p, the gadget, and below 0.028."""
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.5, uw.ALPHA_BOOST, 2000)
+    r = 1 - p + rng.random(2000) * (2 * p - 1)
+    s = np.linspace(0, 1, 2001)[:, None]
+    edge = p * (1 - s) + s - r * s * (1 - s)
+    dip = p - edge.min(axis=0)
+    assert np.all(dip <= (2 * p - 1) ** 2 / (4 * p) + 1e-9)
+    assert dip.max() < (2 * uw.ALPHA_BOOST - 1) ** 2 / (4 * uw.ALPHA_BOOST) < 0.028
 
 
 def test_figures_build():
@@ -84,6 +111,14 @@ def test_bad_inputs():
         uw.zo_ftrl_runs(object(), runs=1, T=2, eta=0.1, delta=0.5)
     with pytest.raises(ValueError, match="horizons"):
         ch.trap_runs(ch.WRAPPED, [10.5], 1.0, seed=0)
+    with pytest.raises(ValueError, match="c must"):
+        ch.trap_runs(ch.WRAPPED, [10], np.nan, seed=0)
+    with pytest.raises(ValueError, match="seed must"):
+        ch.trap_runs(ch.WRAPPED, [10], 1.0, seed=-1)
+    with pytest.raises(ValueError, match="c_delta"):
+        ch.rate_runs("W(ZO-FTRL)", [10, 20], 1.0, [1.0, -1.0], seed=0)
+    with pytest.raises(ValueError, match="c_eta"):
+        ch.rate_runs("W(ZO-FTRL)", [10], [1.0, 2.0], 1.0, seed=0)
     with pytest.raises(ValueError, match="horizons"):
         ch.rate_runs("W(ZO-FTRL)", [np.nan], 1.0, 1.0, seed=0)
     with pytest.raises(ValueError, match="seeds"):

@@ -75,6 +75,14 @@ def _check_horizons(horizons) -> np.ndarray:
     return T
 
 
+def _per_row(value, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A positive finite constant, or one per row (so that a bad one is named as the caller's)."""
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim > 1 or arr.size not in (1, shape[0]) or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"{name} must be a positive number or one per horizon, got {value!r}")
+    return np.broadcast_to(arr, shape)
+
+
 def _rows_regret(value: np.ndarray, horizons: np.ndarray, opt: float, alpha: float = 1.0) -> np.ndarray:
     """sum_{t < T_r} (alpha OPT - f(x_t)) of each row r over its own horizon T_r."""
     mask = np.arange(value.shape[1])[None, :] < horizons[:, None]
@@ -94,7 +102,8 @@ def trap_runs(kind: str, horizons, c, seed: int) -> np.ndarray:
     for a quadratic the two-point difference does not depend on delta). Returns f(x_t), (R, T_max)."""
     check_choice(kind, "kind", (WRAPPED, PLAIN))
     T = _check_horizons(horizons)
-    c = np.broadcast_to(np.asarray(c, dtype=float), T.shape)
+    c = _per_row(c, "c", T.shape)
+    seed = check_int(seed, "seed")
     G = gadget()
     gen = np.random.default_rng([seed, 14])
     dl = 1.0 / T
@@ -196,6 +205,9 @@ RATE_T0 = 1024
 RATE_HORIZONS = (1024, 2048, 4096, 8192, 16384, 32768)
 #: The paper's exponent (Theorem 6); the earlier method's is 3/4.
 RATE_THRESHOLD = 2.0 / 3.0
+#: The horizon below which the paper's bound T^{2/3} log T grows locally faster than the earlier
+#: T^{3/4}: its log-log slope 2/3 + 1/log T falls to 3/4 only at log T = 12.
+RATE_CROSSOVER = float(np.exp(12.0))
 #: name: (algorithm, eta exponent p, delta exponent q, delta cap, (c_eta grid, c_delta grid)), with
 #: eta = c_eta T^-p and delta = min(c_delta T^-q, cap). Each c_delta grid ends where delta reaches
 #: its cap at T = 1024 (the Dikin ellipsoid allows delta <= 1; K_delta is empty beyond 0.29).
@@ -213,8 +225,9 @@ def rate_runs(method: str, horizons, c_eta, c_delta, seed: int) -> np.ndarray:
     check_choice(method, "method", tuple(RATE_METHODS))
     algo, p, q, cap, _ = RATE_METHODS[method]
     T = _check_horizons(horizons)
-    eta = np.broadcast_to(np.asarray(c_eta, dtype=float), T.shape) * T ** -p
-    dl = np.minimum(np.broadcast_to(np.asarray(c_delta, dtype=float), T.shape) * T ** -q, cap)
+    eta = _per_row(c_eta, "c_eta", T.shape) * T ** -p
+    dl = np.minimum(_per_row(c_delta, "c_delta", T.shape) * T ** -q, cap)
+    seed = check_int(seed, "seed")
     G, gen = gadget(), np.random.default_rng([seed, 141])
     W = BoostingWrapper(1.0)
     if algo == "ftrl":
@@ -258,6 +271,13 @@ def _rate_sweep(method: str, seeds: tuple[int, ...]) -> dict:
     return {"regret": reg, "raw": np.array(raw), "corrected": np.array(corrected), "best": best}
 
 
+def t34_reference_exponent() -> float:
+    """The claim's statistic (the fitted exponent of R_T / log T over RATE_HORIZONS) applied to
+    an exact C T^{3/4} regret: what the earlier method's rate reads as at these horizons."""
+    T = np.array(RATE_HORIZONS, dtype=float)
+    return loglog_slope(T, T ** 0.75 / np.log(T))
+
+
 @claim("14", "W(ZO-FTRL) with one noisy value query per round: regret grows like T^{2/3} (up to the "
              "log), not like the earlier T^{3/4}", kind="reproduction",
        paper="Theorem 6: with one query per round to a noisy value oracle, W^{M0}(ZO-FTRL) has "
@@ -265,28 +285,54 @@ def _rate_sweep(method: str, seeds: tuple[int, ...]) -> dict:
        expect="gadget block a = 0.6, oracle noise 0.1, one query per round, constants tuned at T = 1024 on "
               "held-out seeds (3 x 3 grids for every method): the median over 8 seeds of the exponent "
               "fitted to R_T / log T over T in {1024, 2048, ..., 32768} is <= 2/3 (R_T: regret against OPT, "
-              "which bounds the (1 - 1/e)-regret from above)",
+              "which bounds the (1 - 1/e)-regret from above); precondition (added by the referee, criterion "
+              "unchanged: the statistic can tell the two rates apart at these horizons): an exact C T^{3/4} "
+              "regret reads above 2/3, and so does the earlier method in every seed",
        control="the earlier one-point method, W(OGA on the shrunk set K_delta) at eta ~ T^{-3/4}, "
                "delta ~ T^{-1/4}, in place of W(ZO-FTRL)",
+       reproduces=None,
+       diagnosis="Inconclusive (first registered as reproduced; changed on review, criterion unchanged): the "
+                 "statistic cannot separate T^{2/3} from T^{3/4} at notebook horizons. (1) Fitted over T = 1024 "
+                 "to 32768, an exact C T^{3/4} regret reads as 0.63, inside the criterion; the paper's own bound "
+                 "T^{2/3} log T grows locally faster than T^{3/4} until T = e^12 (about 1.6e5), so no exponent "
+                 "measured here places a method on either side of the two theorems; the earlier method, the "
+                 "baseline whose slower rate the claim needs, passes the bar in some seeds. (2) Each method "
+                 "follows its theorem's schedule (ZO-FTRL: eta ~ T^-2/3, delta ~ T^-1/6; the earlier method: "
+                 "T^-3/4, T^-1/4), constants tuned at T = 1024 on held-out seeds with 3 x 3 grids; the earlier "
+                 "method's best c_eta lies on its grid's edge, where its scores are flat within the seeds' "
+                 "spread. (3) With z = 1 the wrapped methods are the plain ones draw for draw, and ZO-FTRL's "
+                 "leader and Dikin query pass their tests. (4) The control, the earlier method, misses the bar "
+                 "by a margin inside the seeds' spread. Measured, not claimed: the earlier method's fitted "
+                 "exponent exceeds W(ZO-FTRL)'s in every seed, and its regret at T = 32768 is over twice as large.",
        name="zo_rate")
 def claim_zo_rate(fast: bool = False, control: bool = False) -> Measured:
     seeds = (0, 1, 2, 3) if fast else tuple(range(8))
     method = "W(OGA on K_delta)" if control else "W(ZO-FTRL)"
     sw = rate_sweep(method, seeds)
     other = rate_sweep("W(ZO-FTRL)" if control else "W(OGA on K_delta)", seeds)
+    paper, earlier = (other, sw) if control else (sw, other)
     T_max = RATE_HORIZONS[-1]
+    gap = earlier["raw"] - paper["raw"]  # per seed column: how much faster the earlier method's regret grows
     values = {"exponent": float(np.median(sw["corrected"])), "exponent_min": float(sw["corrected"].min()),
               "exponent_max": float(sw["corrected"].max()), "raw_exponent": float(np.median(sw["raw"])),
               "regret_per_round_at_T_max": float(np.median(sw["regret"][-1]) / T_max),
               "other_exponent": float(np.median(other["corrected"])),
-              "other_regret_per_round_at_T_max": float(np.median(other["regret"][-1]) / T_max)}
+              "other_regret_per_round_at_T_max": float(np.median(other["regret"][-1]) / T_max),
+              "t34_reference_exponent": t34_reference_exponent(),
+              "earlier_exponent_min": float(earlier["corrected"].min()),
+              "slope_gap_median": float(np.median(gap)), "slope_gap_min": float(gap.min()),
+              "regret_ratio_min_at_T_max": float(np.min(earlier["regret"][-1] / paper["regret"][-1]))}
     if not fast:  # the referee's check: is the schedule what separates the rates at these horizons?
         ablation = rate_sweep("ZO-FTRL, earlier schedule", seeds)
         values["earlier_schedule_exponent"] = float(np.median(ablation["corrected"]))
+        values["schedule_gap_median"] = float(np.median(ablation["raw"] - paper["raw"]))
+    separates = values["t34_reference_exponent"] > RATE_THRESHOLD and values["earlier_exponent_min"] > RATE_THRESHOLD
     return Measured(values, criteria=[Criterion("exponent", "<=", RATE_THRESHOLD)], seeds=seeds,
+                    precondition=separates,
                     summary=f"{method}: R_T/log T ~ T^{values['exponent']:.2f} "
                             f"({values['exponent_min']:.2f} to {values['exponent_max']:.2f}), "
-                            f"regret/round {values['regret_per_round_at_T_max']:.3f} at T = {T_max}")
+                            f"regret/round {values['regret_per_round_at_T_max']:.3f} at T = {T_max}; "
+                            f"an exact T^(3/4) reads {values['t34_reference_exponent']:.2f}")
 
 
 # --------------------------------------------------------------------------- the key inequality
