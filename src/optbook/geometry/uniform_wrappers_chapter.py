@@ -450,7 +450,7 @@ def _gadget_step(a: float, gamma: float) -> SliderStep:
 #: A note under the x-axis title, placed in pixels from the plot's bottom: it stays in the bottom
 #: margin when the page stacks the panels on a phone (a paper fraction would fall off the figure).
 _NOTE_BELOW = dict(x=0.0, y=-0.01, xref="paper", yref="paper", yanchor="top", yshift=-58, showarrow=False,
-                   xanchor="left", font=dict(size=12))
+                   xanchor="left", align="left", font=dict(size=12))
 
 
 def _style_gadget(fig: go.Figure) -> go.Figure:
