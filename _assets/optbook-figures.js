@@ -122,9 +122,17 @@
         if (!layout[k].linecolor || luminance(rgb(layout[k].linecolor) || [136, 136, 136]) < 0.4) layout[k].linecolor = line;
       }
     });
+    var page = cssVar("--pst-color-background", "#14181e");
     (layout.shapes || []).forEach(function (s) {
-      // Pale phase shading would glare on a dark page: keep a hint of it.
-      if (s.fillcolor && (s.layer === "below" || s.opacity !== undefined)) s.opacity = Math.min(s.opacity === undefined ? 1 : s.opacity, 0.2);
+      var fill = rgb(s.fillcolor);
+      if (fill && s.layer === "above" && s.opacity === undefined && luminance(fill) > 0.9) {
+        // An opaque white shape drawn over the plot masks part of it (e.g. the outside of a
+        // triangle): it must take the page's colour, not stay a white block.
+        s.fillcolor = page;
+      } else if (s.fillcolor && (s.layer === "below" || s.opacity !== undefined)) {
+        // Pale phase shading would glare on a dark page: keep a hint of it.
+        s.opacity = Math.min(s.opacity === undefined ? 1 : s.opacity, 0.2);
+      }
     });
     if (layout.legend) layout.legend.bgcolor = "rgba(0,0,0,0)";
     return layout;

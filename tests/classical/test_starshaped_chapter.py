@@ -83,8 +83,10 @@ def test_static_sliders_have_frames():
     for fig, n in ((ch.star_editor_slider(), len(ch.EDITOR_VALUES)), (ch.chamber_slider(), len(ch.CHAMBER_LAMS)),
                    (ch.resolution_slider(), len(ch.RESOLUTIONS))):
         assert len(fig.frames) == n and fig.layout.sliders
-        # the frame's title sits above the legend: the top margin leaves room for both
+        # a fixed title (the caption; the numbers of each position are a note in the plot) above the legend
         assert fig.layout.title.text and fig.layout.margin.t >= 100
+        # each position's numbers travel with its frame (a caption does not follow the slider)
+        assert all(f.layout.annotations and not f.layout.title.text for f in fig.frames)
 
 
 def test_star_polygon_vertices():

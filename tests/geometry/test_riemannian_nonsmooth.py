@@ -1,5 +1,8 @@
-"""Tests of chapter 13: RO2NC, ZO-RO2NC, the Riemannian baselines and the Goldstein estimator."""
+"""Tests of chapter 13's methods: manifolds, RO2NC, ZO-RO2NC, the Riemannian baselines, the DPCP
+problem and the Goldstein estimator."""
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -27,6 +30,23 @@ def test_sphere_ops(seed):
     assert np.allclose((M.retract(x, h * v) - M.retract(x, -h * v)) / (2 * h), v, atol=1e-8)
     u = v / np.linalg.norm(v)                                         # Exp moves a geodesic distance ||v||
     assert M.dist(x, M.exp(x, 0.3 * u)) == pytest.approx(0.3, abs=1e-12)
+
+
+def test_sphere_distance_is_accurate_at_both_ends():
+    """arccos(x.y) returns 0 below ~1e-8 rad and loses digits near pi; atan2 keeps them."""
+    M = rn.Sphere(5)
+    x = M.random_point(0)
+    u = M.proj(x, np.random.default_rng(1).standard_normal(5))
+    u /= np.linalg.norm(u)
+    for t in (1e-12, 1e-9, 1e-6, 1.0, math.pi - 1e-9):
+        assert M.dist(x, M.exp(x, t * u)) == pytest.approx(t, rel=1e-6)
+
+
+def test_sphere_retraction_refuses_the_antipode():
+    M = rn.Sphere(3)
+    x = np.array([0.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match="x \\+ v != 0"):
+        M.retract(x, -x)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -60,6 +80,35 @@ def test_ro2nc_stays_on_stiefel():
     res = rn.ro2nc(fun, M.random_point(1), jac, manifold=M, T=10, D=0.01, eta=0.003, maxiter=300, rng=0)
     assert np.allclose(res.x_last.T @ res.x_last, np.eye(2), atol=1e-10)
     assert res.trace.objective[-1] < res.trace.objective[0]
+
+
+def test_clip_norm():
+    M = rn.Sphere(3)
+    v = np.array([3.0, 4.0, 0.0])
+    assert np.allclose(rn.clip_norm(v, 1.0, M), [0.6, 0.8, 0])
+    assert rn.clip_norm(v, 10.0, M) is not None and np.array_equal(rn.clip_norm(v, 10.0, M), v)
+    assert np.array_equal(rn.clip_norm(v, 0.0, M), np.zeros(3))     # radius 0: the origin
+    for bad in (-1.0, float("nan"), float("inf"), "1"):
+        with pytest.raises(ValueError, match="radius"):
+            rn.clip_norm(v, bad, M)
+    with pytest.raises(ValueError, match="v must be finite"):
+        rn.clip_norm([np.nan, 0, 0], 1.0, M)
+    with pytest.raises(ValueError, match="v must have shape"):
+        rn.clip_norm([1.0, 0.0], 1.0, M)
+    with pytest.raises(ValueError, match="manifold"):
+        rn.clip_norm(v, 1.0, "sphere")
+
+
+def test_theory_parameters():
+    p = rn.theory_parameters(0.1, 0.05, 1.0)
+    assert p["T"] == 100 and p["D"] == pytest.approx(5e-4) and p["eta"] == pytest.approx(5e-5)
+    p = rn.theory_parameters(0.03, 0.2, 0.1)
+    assert p["T"] == math.ceil((0.1 / 0.03) ** 2) and p["D"] * p["T"] == pytest.approx(0.2)
+    assert p["eta"] == pytest.approx(p["D"] / (0.1 * math.sqrt(p["T"])))
+    for kw, name in ((dict(eps=0.0), "eps"), (dict(delta=-1.0), "delta"), (dict(G=float("nan")), "G")):
+        args = dict(eps=0.1, delta=0.05, G=1.0) | kw
+        with pytest.raises(ValueError, match=name):
+            rn.theory_parameters(**args)
 
 
 # ------------------------------------------------------------------ RO2NC structure
@@ -105,7 +154,7 @@ def test_ftc_identity_needs_the_random_point():
     mid = np.mean(g(x + 0.5 * d) * d)
     se = np.std(g(x + s * d) * d - (f(x + d) - f(x))) / math.sqrt(n)
     assert abs(rand - lhs) < 5 * se + 1e-3
-    # Exact bias of the midpoint rule for a cubic: E[d^3]/4 ... = mean(d^3)/4 per sample.
+    # Exact bias of the midpoint rule for a cubic: mean(d^3)/4.
     assert abs((lhs - mid) - np.mean(d ** 3) / 4) < 1e-8
 
 
@@ -124,12 +173,8 @@ def test_clipping_and_tangency_along_a_run():
     p = rn.make_dpcp(8, 60, rng=0)
     M = rn.Sphere(8)
     D = 0.01
-
-    def jac(x, rng):
-        return p.stochastic_subgrad(x, rng)
-
-    res = rn.ro2nc(p.fun, M.random_point(2), jac, manifold=M, T=5, D=D, eta=0.05, maxiter=400, rng=1,
-                   keep_path=True, record_every=1)
+    res = rn.ro2nc(p.fun, M.random_point(2), p.stochastic_subgrad, manifold=M, T=5, D=D, eta=0.05, maxiter=400,
+                   rng=1, keep_path=True, record_every=1)
     steps = np.diff(res.path, axis=0)
     assert np.all(np.linalg.norm(steps, axis=1) <= D + 1e-12)      # ||x_n - x_{n-1}|| <= ||Delta|| <= D
     assert np.all(res.trace.step_size <= D + 1e-12)
@@ -142,7 +187,7 @@ def test_clipping_and_tangency_along_a_run():
 
 
 def test_delta_is_tangent_at_the_new_point():
-    """Run a few steps by hand: the learner's state after the update lies in T_{x_n}M."""
+    """Run a step by hand: the learner's state after the update lies in T_{x_n}M."""
     M = rn.Sphere(5)
     rng = np.random.default_rng(0)
     x = M.random_point(rng)
@@ -176,6 +221,32 @@ def test_ro2nc_output_is_best_window_reference():
     assert np.array_equal(r.x, r.path[k * 10])
 
 
+def test_callback_stops_a_run_where_it_raises():
+    """A callback raising StopIteration ends the run at that recorded step (scipy's convention),
+    and the run up to there is the same as an uninterrupted one."""
+    p = rn.make_dpcp(6, 60, rng=0)
+    M = rn.Sphere(6)
+    x0 = M.random_point(0)
+    seen = []
+
+    def stop_at_third(x):
+        seen.append(x)
+        if len(seen) == 3:
+            raise StopIteration
+
+    for run, last in ((lambda **kw: rn.ro2nc(p.fun, x0, p.stochastic_subgrad, manifold=M, T=5, D=0.01, eta=0.01,
+                                             maxiter=1000, rng=2, record_every=50, **kw), "x_last"),
+                      (lambda **kw: rn.riemannian_subgradient(p.fun, x0, p.stochastic_subgrad, manifold=M,
+                                                              maxiter=1000, rng=2, record_every=50, **kw), "x")):
+        seen.clear()
+        stopped, full = run(callback=stop_at_third), run()
+        assert stopped.nit == 150 and stopped.message == "stopped by callback" and full.nit == 1000
+        assert np.array_equal(seen[-1], stopped[last])                # the callback saw x_150
+        assert np.array_equal(stopped.trace.objective, full.trace.objective[:4])   # rows 0, 50, 100, 150
+    with pytest.raises(ValueError, match="callback"):
+        rn.ro2nc(p.fun, x0, p.stochastic_subgrad, manifold=M, maxiter=10, callback=3)
+
+
 # ------------------------------------------------------------------ zeroth order
 
 
@@ -194,6 +265,23 @@ def test_zo_estimator_is_unbiased_for_linear_functions():
     assert np.linalg.norm(est - target) < 0.05 * np.linalg.norm(target)
     g = rn.zo_gradient(fs, x, M, mu, rng)
     assert abs(g @ x) < 1e-12                          # tangent
+
+
+def test_zo_gradient_rejects_bad_input():
+    M = rn.Sphere(3)
+
+    def fs(P, rng):
+        return P[:, 0]
+
+    x = np.array([1.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="mu"):
+        rn.zo_gradient(fs, x, M, 0.0)
+    with pytest.raises(ValueError, match="x must lie on the unit sphere"):
+        rn.zo_gradient(fs, 2 * x, M, 0.1)
+    with pytest.raises(ValueError, match="fun_sample"):
+        rn.zo_gradient(None, x, M, 0.1)
+    with pytest.raises(ValueError, match="manifold"):
+        rn.zo_gradient(fs, x, None, 0.1)
 
 
 def test_zo_methods_decrease_dpcp():
@@ -226,12 +314,22 @@ def test_min_norm_in_hull_closed_forms():
     # Segment from (1, 1) to (1, -1): the min-norm point is (1, 0).
     p, _ = rn.min_norm_in_hull([[1.0, 1.0], [1.0, -1.0]])
     assert np.allclose(p, [1, 0], atol=1e-12)
-    # Origin inside the hull.
+    # Origin inside the hull: exactly zero, not rounding noise.
     p, _ = rn.min_norm_in_hull([[1.0, 0], [-1.0, 1.0], [-1.0, -1.0]])
-    assert np.linalg.norm(p) < 1e-12
-    # One point.
+    assert np.array_equal(p, [0.0, 0.0])
+    # One point; the zero matrix.
     p, lam = rn.min_norm_in_hull([[3.0, 4.0]])
     assert np.allclose(p, [3, 4]) and lam[0] == 1
+    p, lam = rn.min_norm_in_hull(np.zeros((3, 2)))
+    assert np.array_equal(p, [0.0, 0.0]) and lam.sum() == pytest.approx(1)
+
+
+@pytest.mark.parametrize("scale", [1e-16, 1e-8, 1e8, 1e16])
+def test_min_norm_in_hull_is_scale_equivariant(scale):
+    G = np.random.default_rng(4).standard_normal((8, 3)) + np.array([2.0, 0.5, 0])
+    p1, _ = rn.min_norm_in_hull(G)
+    p2, _ = rn.min_norm_in_hull(scale * G)
+    assert np.allclose(p2 / scale, p1, rtol=1e-9, atol=0)
 
 
 def test_goldstein_tends_to_gradient_norm_for_smooth_f():
@@ -246,18 +344,28 @@ def test_goldstein_tends_to_gradient_norm_for_smooth_f():
     assert all(v <= grad_norm + 1e-12 for v in values)   # the hull contains grad f(x) itself
 
 
-def test_goldstein_small_at_the_dpcp_normal_and_not_at_a_smooth_point():
+def test_goldstein_vectorized_equals_pointwise_and_scales_with_f():
+    p = rn.make_dpcp(10, 200, rng=0)
+    M = rn.Sphere(10)
+    x = M.random_point(3)
+    a = rn.goldstein_estimate(x, p.subgrad, manifold=M, delta=0.1, n_samples=50, rng=7)
+    b = rn.goldstein_estimate(x, p.subgrad, manifold=M, delta=0.1, n_samples=50, rng=7, vectorized=True)
+    assert np.allclose(a.points, b.points, atol=1e-15) and a.value == pytest.approx(b.value, rel=1e-12)
+    for c in (1e-6, 1e6):   # f -> c f multiplies every subgradient, hence the measure, by c
+        s = rn.goldstein_estimate(x, lambda y: c * p.subgrad(y), manifold=M, delta=0.1, n_samples=50, rng=7,
+                                  vectorized=True)
+        assert s.value == pytest.approx(c * b.value, rel=1e-9)
+    flat = rn.goldstein_estimate(np.zeros(3), lambda Y: Y + np.array([1.0, 0, 0]), manifold=rn.Euclidean(3),
+                                 delta=0.5, rng=0, vectorized=True)
+    assert np.linalg.norm(flat.points[1:], axis=1).max() <= 0.5 + 1e-12 and flat.value < 1.0
+
+
+def test_goldstein_small_at_the_dpcp_normal():
     p = rn.make_dpcp(10, 200, rng=0)
     M = rn.Sphere(10)
     at_star = rn.goldstein_estimate(p.b_star, p.subgrad, manifold=M, delta=0.05, rng=0).value
-    assert at_star < 0.01
-    toy = rn.goldstein_estimate(rn._toy_point()[0], rn.toy_subgrad, manifold=rn.Sphere(3), delta=0.02, rng=0)
-    assert toy.value > 1.0    # inside one smooth piece: ~ ||(1, 0.5)|| projected
-
-
-def test_toy_goldstein_staircase():
-    vals = [rn.toy_goldstein(d).value for d in (0.04, 0.1, 0.2)]
-    assert vals[0] > 1.0 and 0.4 < vals[1] < 0.6 and vals[2] < 1e-8
+    away = rn.goldstein_estimate(M.random_point(5), p.subgrad, manifold=M, delta=0.05, rng=0).value
+    assert at_star < 0.01 < away
 
 
 # ------------------------------------------------------------------ problem and baselines
@@ -272,7 +380,23 @@ def test_dpcp_problem_and_subgradient():
     fd = np.array([(p.fun(x + h * e) - p.fun(x - h * e)) / (2 * h) for e in np.eye(5)])
     assert np.allclose(fd, p.subgrad(x), atol=1e-6)        # differentiable at a generic point
     assert p.fun(np.stack([x, 2 * x])) == pytest.approx([p.fun(x), 2 * p.fun(x)])
+    assert np.allclose(p.subgrad(np.stack([x, -x])), [p.subgrad(x), -p.subgrad(x)])
     assert p.angle_deg(-p.b_star) == pytest.approx(0, abs=1e-6)
+    # The minibatch oracles are unbiased: their means over many draws are the full ones.
+    rng = np.random.default_rng(0)
+    assert np.allclose(np.mean([p.stochastic_subgrad(x, rng) for _ in range(20_000)], axis=0), p.subgrad(x),
+                       atol=0.02 * np.linalg.norm(p.subgrad(x)) + 0.01)
+    assert np.mean([p.fun_sample(x[None], rng)[0] for _ in range(20_000)]) == pytest.approx(p.fun(x), rel=0.02)
+
+
+def test_dpcp_angle_is_accurate_for_tiny_angles():
+    p = rn.make_dpcp(6, 30, rng=0)
+    M = rn.Sphere(6)
+    u = M.proj(p.b_star, np.random.default_rng(2).standard_normal(6))
+    u /= np.linalg.norm(u)
+    for t in (1e-11, 1e-7, 0.3):
+        assert p.angle_deg(M.exp(p.b_star, t * u)) == pytest.approx(math.degrees(t), rel=1e-6)
+    assert p.angle_deg(5.0 * M.exp(p.b_star, 0.3 * u)) == pytest.approx(math.degrees(0.3))   # scale-free
 
 
 def test_baselines_on_dpcp():
@@ -285,6 +409,13 @@ def test_baselines_on_dpcp():
     c = rn.riemannian_subgradient(p.fun, x0, p.stochastic_subgrad, manifold=M, eta0=0.005,
                                   schedule="constant", maxiter=3000, rng=0)
     assert c.trace.method == "RSGD" and np.allclose(c.trace.step_size[1:], 0.005)
+
+
+def test_methods_module_does_not_pull_plotly():
+    out = subprocess.run([sys.executable, "-c",
+                          "import sys, optbook.geometry.riemannian_nonsmooth; print('plotly' in sys.modules)"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 # ------------------------------------------------------------------ bad input
@@ -307,40 +438,76 @@ def test_bad_input_is_rejected():
         rn.ro2nc(p.fun, x0, p.stochastic_subgrad, D=-1.0, **kw)
     with pytest.raises(ValueError, match="eta"):
         rn.ro2nc(p.fun, x0, p.stochastic_subgrad, eta=float("inf"), **kw)
+    with pytest.raises(ValueError, match="tol"):
+        rn.ro2nc(p.fun, x0, p.stochastic_subgrad, tol=float("nan"), **kw)
     with pytest.raises(ValueError, match="maxiter"):
         rn.ro2nc(p.fun, x0, p.stochastic_subgrad, manifold=M, maxiter=0)
+    with pytest.raises(ValueError, match="record_every"):
+        rn.ro2nc(p.fun, x0, p.stochastic_subgrad, record_every=0, **kw)
     with pytest.raises(ValueError, match="manifold"):
         rn.ro2nc(p.fun, x0, p.stochastic_subgrad, manifold="sphere", maxiter=10)
     with pytest.raises(ValueError, match="jac"):
         rn.ro2nc(p.fun, x0, None, **kw)
+    with pytest.raises(ValueError, match="fun"):
+        rn.ro2nc(None, x0, p.stochastic_subgrad, **kw)
+    with pytest.raises(ValueError, match="monitor"):
+        rn.ro2nc(p.fun, x0, p.stochastic_subgrad, monitor=1, **kw)
     with pytest.raises(ValueError, match="mu"):
         rn.zo_ro2nc(p.fun, x0, p.fun_sample, mu=0.0, **kw)
+    with pytest.raises(ValueError, match="fun_sample"):
+        rn.zo_ro2nc(p.fun, x0, None, **kw)
     with pytest.raises(ValueError, match="eta0"):
         rn.riemannian_subgradient(p.fun, x0, p.stochastic_subgrad, eta0=0.0, **kw)
     with pytest.raises(ValueError, match="schedule"):
         rn.zo_rsgd(p.fun, x0, p.fun_sample, schedule="cosine", **kw)
+    with pytest.raises(ValueError, match="x0"):
+        rn.o2nc(p.fun, [np.inf, 1.0], p.stochastic_subgrad)
+    with pytest.raises(ValueError, match="maxiter"):
+        rn.o2nc(p.fun, np.ones(4), p.stochastic_subgrad, maxiter=-3)
     with pytest.raises(ValueError, match="delta"):
         rn.goldstein_estimate(x0, p.subgrad, manifold=M, delta=2.0)
+    with pytest.raises(ValueError, match="delta"):
+        rn.goldstein_estimate(x0, p.subgrad, manifold=M, delta=float("nan"))
     with pytest.raises(ValueError, match="n_samples"):
         rn.goldstein_estimate(x0, p.subgrad, manifold=M, delta=0.1, n_samples=0)
     with pytest.raises(ValueError, match="manifold"):
         rn.goldstein_estimate(np.eye(3)[:, :2], p.subgrad, manifold=rn.Stiefel(3, 2), delta=0.1)
+    with pytest.raises(ValueError, match="subgrad must return"):
+        rn.goldstein_estimate(x0, lambda Y: np.ones(3), manifold=M, delta=0.1, vectorized=True)
+    with pytest.raises(ValueError, match="subgrad must return"):
+        rn.goldstein_estimate(x0, lambda y: np.full(4, np.nan), manifold=M, delta=0.1)
     with pytest.raises(ValueError, match="G"):
         rn.min_norm_in_hull([[np.inf, 0]])
+    with pytest.raises(ValueError, match="G"):
+        rn.min_norm_in_hull(np.zeros((0, 3)))
     with pytest.raises(ValueError, match="p"):
         rn.Stiefel(2, 3)
     with pytest.raises(ValueError, match="n"):
         rn.Sphere(1)
-    with pytest.raises(ValueError, match="inlier_fraction"):
-        rn.make_dpcp(4, 20, 1.5)
     with pytest.raises(ValueError, match="X\\^T X"):
         rn.Stiefel(3, 2).check_point(np.ones((3, 2)))
 
 
-# ------------------------------------------------------------------ figures
-
-
-def test_slider_figures_have_frames():
-    assert len(rn.goldstein_slider_figure().frames) == len(rn.GOLD_DELTAS)
-    assert len(rn.playground_slider_figure().frames) == len(rn.PLAY_FRAMES)
-    assert len(rn.one_step_figure().data) == 6
+def test_dpcp_rejects_bad_data():
+    p = rn.make_dpcp(4, 20, rng=0)
+    for kw in (dict(inlier_fraction=1.5), dict(inlier_fraction=float("nan")), dict(inlier_fraction=True)):
+        with pytest.raises(ValueError, match="inlier_fraction"):
+            rn.make_dpcp(4, 20, **kw)
+    with pytest.raises(ValueError, match="batch"):
+        rn.make_dpcp(4, 20, batch=0)
+    Y = p.Y.copy()
+    Y[0, 0] = np.nan
+    with pytest.raises(ValueError, match="Y must be finite"):
+        rn.DPCP(Y, p.b_star)
+    with pytest.raises(ValueError, match="Y"):
+        rn.DPCP(p.Y[:, :1], np.ones(1))
+    with pytest.raises(ValueError, match="b_star"):
+        rn.DPCP(p.Y, 2 * p.b_star)                 # not a unit vector
+    with pytest.raises(ValueError, match="b_star"):
+        rn.DPCP(p.Y, np.ones(3) / math.sqrt(3))     # wrong length
+    with pytest.raises(ValueError, match="b must be"):
+        p.fun(np.ones(3))
+    with pytest.raises(ValueError, match="b must be finite"):
+        p.subgrad(np.array([np.nan, 0, 0, 0]))
+    with pytest.raises(ValueError, match="b must not be zero"):
+        p.angle_deg(np.zeros(4))

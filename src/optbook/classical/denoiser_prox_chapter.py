@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 from ..claims import ClaimResult, Criterion, Measured, claim
 from ..core import Tuning, check_in_range, check_int, check_positive, grid_search, thin_indices
 from ..viz import Phase, SliderStep, base_layout, color_for, phase_layout, slider_figure, tuning_figure
+from ..viz.style import PALETTE, dash_for, marker_for
 from ..widgets import Explorer, Slider
 from .denoiser_prox import (
     GaussianPrior,
@@ -434,6 +435,9 @@ def gaussian_one_call(kappa: float = 500.0, tau: float = TAU) -> dict:
 
 FIGURE_SEED = 1  # the log-cosh problem the pictures show (its y has a large stiff component)
 ERROR_AXIS = "error ||x_k − prox(y)|| (log scale)"
+#: Reference lines (1/k, the paper's schedule, the exact denoiser): de-emphasised dark grey.
+REFERENCE = PALETTE[4]
+LEVEL_TITLE = "Smoothing F: rounder level sets, but a minimiser off the prox"
 
 # --------------------------------------------------------------------------- level sets (Gaussian)
 
@@ -486,7 +490,7 @@ def level_set_note(sigma: float, kappa: float = 500.0) -> dict:
 
 def _level_layout(fig: go.Figure, height: int = 520) -> go.Figure:
     base_layout(fig, xaxis_title="x<sub>1</sub> (well-determined direction)",
-                yaxis_title="x<sub>2</sub> (stiff direction, prior variance 1/κ)", height=height)
+                yaxis_title="x<sub>2</sub> (stiff direction, prior variance 1/κ)", height=height, title=LEVEL_TITLE)
     fig.update_xaxes(range=list(XLIM), autorange=False, constrain="domain")
     fig.update_yaxes(range=list(YLIM), autorange=False, scaleanchor="x", scaleratio=1, constrain="domain")
     return fig
@@ -545,9 +549,11 @@ def watch_figure(kappa: float = 500.0, k_max: int = 3000) -> go.Figure:
     errs = {name: res.trace["error"] for name, res in w["runs"].items()}
     labels = {"naive GD": "naive GD (step 1/L_F)", "accelerated GD": "accelerated GD (step 1/L_F)",
               "fixed-σ averaging": f"fixed-σ averaging (σ² = {w['pnp_sigma2']:g}τ)"}
-    data = [_error_line(e, labels.get(name, name), color_for(i)) for i, (name, e) in enumerate(errs.items())]
+    data = [_error_line(e, labels.get(name, name), color_for(i), dash_for(i))
+            for i, (name, e) in enumerate(errs.items())]
     fig = base_layout(go.Figure(data), logx=True, logy=True, height=460,
-                      xaxis_title="oracle calls k (log scale)", yaxis_title=ERROR_AXIS)
+                      xaxis_title="oracle calls k (log scale)", yaxis_title=ERROR_AXIS,
+                      title=f"κ = {kappa:g}, textbook steps: MMSE averaging against three baselines")
     cuts = [crossover(errs["MMSE averaging"], errs[m]) for m in ("accelerated GD", "naive GD")]
     if all(c is not None and 1 < c < k_max for c in cuts) and cuts[0] < cuts[1]:
         fig.update_layout(**phase_layout([Phase(1, cuts[0], "averaging ahead"),
@@ -588,13 +594,15 @@ def path_figure(kappa: float = 500.0, n_steps: int = 40) -> go.Figure:
     for i, name in enumerate(("MMSE averaging", "naive GD")):
         path = w["runs"][name].iterates[: n_steps + 1]
         data.append(go.Scatter(x=path[:, 0], y=path[:, 1], mode="lines+markers", name=name,
-                               line=dict(color=color_for(i), width=2), marker=dict(size=5)))
+                               line=dict(color=color_for(i), width=2, dash=dash_for(i)),
+                               marker=dict(size=5, symbol=marker_for(i))))
     data += [go.Scatter(x=[w["y"][0]], y=[w["y"][1]], mode="markers", name="observation y",
                         marker=dict(symbol="x", size=12, color="black")),
              go.Scatter(x=[w["x_star"][0]], y=[w["x_star"][1]], mode="markers", name="prox(y)",
                         marker=dict(symbol="star", size=15, color=color_for(1), line=dict(color="white", width=1)))]
     fig = base_layout(go.Figure(data), xaxis_title="x<sub>1</sub> (scale 1)",
-                      yaxis_title="x<sub>2</sub> (scale 1/√κ: stiff)", height=500)
+                      yaxis_title="x<sub>2</sub> (scale 1/√κ: stiff)", height=500,
+                      title=f"The first {n_steps} iterates of averaging and naive GD over the contours of F")
     fig.update_xaxes(range=[xs[0], xs[-1]])
     fig.update_yaxes(range=[ys[0], ys[-1]])
     return fig
@@ -609,9 +617,9 @@ def race_traces(kappa: float) -> list:
     k = thin_indices(avg.size - 1, 60, log=True) + 1
     return [
         _error_line(avg, "MMSE averaging", color_for(0)),
-        _error_line(r["runs"]["naive GD"].trace["error"], "naive GD (step 1/L_F)", color_for(1)),
+        _error_line(r["runs"]["naive GD"].trace["error"], "naive GD (step 1/L_F)", color_for(1), "dash"),
         go.Scatter(x=k, y=2 * avg[1] / (k + 1.0), mode="lines", name="reference 1/k",
-                   line=dict(color="#999", dash="dot", width=1.5)),
+                   line=dict(color=REFERENCE, dash="dot", width=1.5)),
     ]
 
 
@@ -623,7 +631,7 @@ def race_slider(active: int = 3) -> go.Figure:
     """Static twin of ``EXPLORER_RACE``: one frame per kappa in ``RACE_KAPPAS``."""
     steps = [SliderStep(f"{kp:g}", race_traces(kp)) for kp in RACE_KAPPAS]
     fig = slider_figure(steps, slider_label="prior condition number κ", active=active, logx=True, logy=True,
-                        **RACE_AXES)
+                        title="Raising κ: averaging hardly moves, GD's plateau grows", **RACE_AXES)
     fig.update_yaxes(range=RACE_YRANGE)
     return fig
 
@@ -639,7 +647,8 @@ def _precompute_race() -> int:
 def race_figure(kappa: float = 500.0) -> go.Figure:
     """Live figure of ``EXPLORER_RACE`` (its first call precomputes the kappa grid)."""
     _precompute_race()
-    fig = base_layout(go.Figure(race_traces(kappa)), logx=True, logy=True, **RACE_AXES)
+    fig = base_layout(go.Figure(race_traces(kappa)), logx=True, logy=True,
+                      title=f"κ = {kappa:g}: MMSE averaging against naive GD", **RACE_AXES)
     fig.update_yaxes(range=RACE_YRANGE)
     return fig
 
@@ -651,12 +660,13 @@ def beyond_figure(k_max_laplace: int = 3000) -> go.Figure:
     la = laplace_run(check_int(k_max_laplace, "k_max_laplace", minimum=10))["result"].trace["error"]
     k = np.geomspace(1, k_max_laplace, 50)
     data = [_error_line(lc, "MMSE averaging, log-cosh prior (κ = 500)", color_for(0)),
-            _error_line(la, "MMSE averaging, Laplace prior (nonsmooth)", color_for(3)),
+            _error_line(la, "MMSE averaging, Laplace prior (nonsmooth)", color_for(3), "dashdot"),
             go.Scatter(x=k, y=2 * lc[1] / (k + 1), mode="lines", name="reference 1/k",
-                       line=dict(color="#999", dash="dot", width=1.5)),
+                       line=dict(color=REFERENCE, dash="dot", width=1.5)),
             go.Scatter(x=k, y=2 * la[1] * np.sqrt(2 / (k + 1)), mode="lines", name="reference 1/√k",
-                       line=dict(color="#999", dash="dash", width=1.5))]
-    fig = base_layout(go.Figure(data), logx=True, logy=True, height=450, **RACE_AXES)
+                       line=dict(color=REFERENCE, dash="longdash", width=1.5))]
+    fig = base_layout(go.Figure(data), logx=True, logy=True, height=450,
+                      title="A nonsmooth (Laplace) prior: averaging converges, more slowly", **RACE_AXES)
     fig.update_yaxes(range=[-5, 1])
     return fig
 
@@ -673,21 +683,24 @@ def inexact_figure(seeds: tuple[int, ...] = CLAIM_SEEDS) -> go.Figure:
     out = inexact_sweep(tuple(seeds), kinds=("output",))
     xis = np.array(main["xis"])
     data = []
-    for i, (kind, label) in enumerate(INEXACT_KINDS.items()):
+    # The error curves' dashes stay clear of the references' (dashed radius, dotted exact denoiser).
+    for i, ((kind, label), dash) in enumerate(zip(INEXACT_KINDS.items(), ("solid", "dashdot", "longdash"))):
         err = (main if kind in main["ratio"] else out)["ratio"][kind] * xis[:, None]  # tau = 1
         med = np.median(err, axis=1)
         data.append(go.Scatter(
-            x=xis, y=med, mode="lines+markers", name=label, line=dict(color=color_for(i), width=2.2),
+            x=xis, y=med, mode="lines+markers", name=label, line=dict(color=color_for(i), width=2.2, dash=dash),
+            marker=dict(symbol=marker_for(i)),
             error_y=dict(type="data", symmetric=False, array=err.max(axis=1) - med,
                          arrayminus=med - err.min(axis=1), visible=True)))
     data.append(go.Scatter(x=xis, y=xis, mode="lines", name="radius τξ (worst case)",
                            line=dict(color="#555", dash="dash", width=1.8)))
     exact = float(np.median(main["exact"]))
     data.append(go.Scatter(x=[xis[0], xis[-1]], y=[exact, exact], mode="lines", name="exact denoiser (no error)",
-                           line=dict(color="#999", dash="dot", width=1.8)))
+                           line=dict(color=REFERENCE, dash="dot", width=1.8)))
     fig = base_layout(go.Figure(data), logx=True, logy=True, height=440,
                       xaxis_title="error size ξ (log scale)",
-                      yaxis_title=f"error after {INEXACT_K} calls (log scale)")
+                      yaxis_title=f"error after {INEXACT_K} calls (log scale)",
+                      title=f"Inexact denoisers: the error after {INEXACT_K} calls against the error size ξ")
     return fig
 
 
@@ -713,7 +726,7 @@ def schedule_traces(alpha_scale: float, sigma_scale: float) -> list:
     err = run["result"].trace["error"]
     bias = max(run["predicted_bias"], 1e-16)
     return [
-        _error_line(ref["result"].trace["error"], "paper's schedule", "#999", "dot"),
+        _error_line(ref["result"].trace["error"], "paper's schedule", REFERENCE, "dot"),
         _error_line(err, f"c = {alpha_scale:g}, s = {sigma_scale:g}", color_for(0)),
         go.Scatter(x=[1, err.size - 1], y=[bias, bias], mode="lines",
                    name="predicted bias ||prox_(τs/c) − prox_τ||", line=dict(color=color_for(1), dash="dash", width=1.8)),
@@ -723,7 +736,8 @@ def schedule_traces(alpha_scale: float, sigma_scale: float) -> list:
 def schedule_slider(active: int = 1) -> go.Figure:
     """Static twin of ``EXPLORER_SCHEDULE``: one frame per named schedule in ``SCHEDULES``."""
     steps = [SliderStep(lab, schedule_traces(c, s)) for lab, (c, s) in SCHEDULES.items()]
-    fig = slider_figure(steps, slider_label="schedule", active=active, logx=True, logy=True, **SCHEDULE_AXES)
+    fig = slider_figure(steps, slider_label="schedule", active=active, logx=True, logy=True,
+                        title="Schedules that break the identity stall at the predicted bias", **SCHEDULE_AXES)
     fig.update_yaxes(range=[-4.0, 0.3])
     return fig
 
@@ -740,6 +754,7 @@ def schedule_figure(alpha_scale: float = 1.0, sigma_scale: float = 0.5) -> go.Fi
     """Live figure of ``EXPLORER_SCHEDULE`` (its first call precomputes the (c, s) grid)."""
     _precompute_schedules()
     fig = base_layout(go.Figure(schedule_traces(alpha_scale, sigma_scale)), logx=True, logy=True,
+                      title=f"c = {alpha_scale:g}, s = {sigma_scale:g}: the error and the predicted bias",
                       **SCHEDULE_AXES)
     fig.update_yaxes(range=[-4.0, 0.3])
     return fig
@@ -758,7 +773,10 @@ def tuning_panel(result: ClaimResult, kappa: float = 1000.0) -> go.Figure:
     if kappa not in per_kappa:
         raise ValueError(f"kappa must be one of {sorted(per_kappa)}, got {kappa!r}")
     tunings = list(per_kappa[kappa]["tunings"].values())
-    return tuning_figure(tunings, score_label=f"relative error after {BUDGET} calls", logy=True, height=460)
+    sizes = sorted({t.size for t in tunings})
+    per_method = f"{sizes[0]} settings per method" if len(sizes) == 1 else "each method's grid"
+    return tuning_figure(tunings, score_label=f"relative error after {BUDGET} calls", logy=True, height=460,
+                         title=f"Tuning at κ = {kappa:g} on held-out problems: {per_method}")
 
 
 EXPLORER_LEVELS = Explorer("07", "level_sets", level_set_figure, {

@@ -50,6 +50,7 @@ from ..viz import (
     slider_figure,
     tuning_figure,
 )
+from ..viz.style import dash_for, marker_for
 from ..widgets import Choice, Explorer, Slider
 from .hebbian import (
     LAMBDA,
@@ -326,8 +327,8 @@ def tuning_panel(fast: bool = False) -> go.Figure:
     """The tuning panel of the noise-floor claim: every method's grid, its best setting, and the
     best score against the number of settings tried."""
     fig = tuning_figure([tune_floor(m, fast) for m in FLOOR_METHODS], logy=True, height=450,
-                        score_label="error floor")
-    # The grid is one parameter: name its values on the left panel's axis. The scores span some
+                        score_label="error floor", title="Step size of each method, tuned on two held-out seeds")
+    # The grid is one parameter: name its values on the first panel's axis. The scores span some
     # twenty decades: label every fourth (the builder's 1-2-5 labels would overlap).
     fig.update_xaxes(tickvals=list(range(1, len(FLOOR_GRID) + 1)), ticktext=[f"{a:g}" for a in FLOOR_GRID],
                      title_text="step size alpha (ring: best)", row=1, col=1)
@@ -416,7 +417,7 @@ def phases_figure(noise_scale: float = 1.0) -> go.Figure:
     data, layout = _phases_parts(noise_scale)
     fig = go.Figure(data)
     fig.update_layout(**layout)
-    base_layout(fig, logy=True, height=450, **_PHASE_AXES)
+    base_layout(fig, logy=True, height=450, title=f"Noise scale sigma = {noise_scale:g}: the two phases", **_PHASE_AXES)
     fig.update_yaxes(range=[-16.3, 0.2])
     return fig
 
@@ -426,7 +427,7 @@ def phases_slider_figure(values=NOISE_SCALES, active: float = 1.0) -> go.Figure:
     values, index = _check_active(values, active, lambda v, name: check_positive(v, name, allow_zero=True))
     steps = [SliderStep(f"{s:g}", *_phases_parts(s)) for s in values]
     fig = slider_figure(steps, slider_label="noise scale sigma", active=index, logy=True, height=480,
-                        **_PHASE_AXES)
+                        title="More noise: STDP keeps its slope, SGD's floor rises", **_PHASE_AXES)
     fig.update_yaxes(range=[-16.3, 0.2])
     return fig
 
@@ -435,7 +436,8 @@ def watch_figure() -> go.Figure:
     """Convergence of the four methods at sigma = 1, alpha = 0.01, with the phases named."""
     runs = convergence_experiment(1.0)
     fig = convergence_figure([r.trace for r in runs.values()], y="gap_mean",
-                             phases=_phases(runs["STDP"].trace), height=460, **_PHASE_AXES)
+                             phases=_phases(runs["STDP"].trace), height=460,
+                             title="STDP keeps falling; projected SGD stalls at a floor (sigma = 1)", **_PHASE_AXES)
     fig.data[1].line.dash = "dash"  # noisy EG lies on top of STDP
     return fig
 
@@ -452,12 +454,14 @@ def success_figure(alphas=SUCCESS_ALPHAS, methods=("STDP", "projected SGD")) -> 
         rates = success_rates(m, alphas)
         y = np.array([rates[a]["rate"] for a in alphas])
         lo, hi = np.array([rates[a]["low"] for a in alphas]), np.array([rates[a]["high"] for a in alphas])
-        fig.add_trace(go.Scatter(x=list(alphas), y=y, mode="lines+markers", name=m, line=dict(color=color_for(i)),
+        fig.add_trace(go.Scatter(x=list(alphas), y=y, mode="lines+markers", name=m,
+                                 line=dict(color=color_for(i), dash=dash_for(i)), marker=dict(symbol=marker_for(i)),
                                  error_y=dict(type="data", symmetric=False, array=hi - y, arrayminus=y - lo),
                                  hovertemplate="alpha %{x}<br>success %{y:.3f}<extra>" + m + "</extra>"))
     n = rates[alphas[0]]["n"]
     base_layout(fig, xaxis_title="learning rate alpha (K = 30/alpha spikes)",
-                yaxis_title=f"fraction of {n} runs ending at e<sub>1</sub>", height=420)
+                yaxis_title=f"fraction of {n} runs ending at e<sub>1</sub>", height=420,
+                title="Runs that identify the most active input, as alpha grows")
     fig.update_xaxes(type="log", tickvals=list(alphas), ticktext=[f"{a:g}" for a in alphas])
     return fig
 
@@ -545,6 +549,7 @@ def _warm_alpha_grid(spikes: str) -> None:
         _simplex_experiment(a, spikes)
 
 
+SIMPLEX_TITLE = "STDP paths on the simplex, over the loss and the mean drift"
 _START_NAMES = ("start (0.25, 0.40, 0.35)", "start (0.40, 0.27, 0.33)", "start (0.22, 0.38, 0.40)",
                 "start p(w uniform)")
 
@@ -571,7 +576,7 @@ def _simplex_parts(alpha: float = 0.05, spikes: str = "onehot") -> list:
     for s in range(len(STARTS)):
         px, py = _joined(ex["stdp"][:, s * per:(s + 1) * per])
         data.append(go.Scatter(x=px, y=py, mode="lines", name=f"STDP, {_START_NAMES[s]}",
-                               line=dict(color=color_for(s + 1), width=1.8)))
+                               line=dict(color=color_for(s + 1), dash=dash_for(s + 2), width=1.8)))
     sx, sy = to_triangle(STARTS)
     data.append(go.Scatter(x=sx, y=sy, mode="markers", name="starting points",
                            marker=dict(size=10, color="white", line=dict(color="black", width=2))))
@@ -599,7 +604,7 @@ def _simplex_layout(fig: go.Figure) -> go.Figure:
 
 def simplex_figure(alpha: float = 0.05, spikes: str = "onehot") -> go.Figure:
     """Live twin of :func:`simplex_slider_figure` (and it switches the spike model B)."""
-    fig = base_layout(go.Figure(_simplex_parts(alpha, spikes)), height=620)
+    fig = base_layout(go.Figure(_simplex_parts(alpha, spikes)), height=620, title=SIMPLEX_TITLE)
     return _simplex_layout(fig)
 
 
@@ -607,7 +612,8 @@ def simplex_slider_figure(values=SIMPLEX_ALPHAS, active: float = 0.05) -> go.Fig
     """Static twin: STDP paths on the simplex for each learning rate alpha."""
     values, index = _check_active(values, active, lambda v, name: check_in_range(v, name, 0.0, 1.0))
     steps = [SliderStep(f"{a:g}", _simplex_parts(a)) for a in values]
-    fig = slider_figure(steps, slider_label="learning rate alpha", active=index, fixed_axes=False, height=660)
+    fig = slider_figure(steps, slider_label="learning rate alpha", active=index, fixed_axes=False, height=660,
+                        title=SIMPLEX_TITLE)
     return _simplex_layout(fig)
 
 
@@ -630,7 +636,7 @@ EXPLORER_PHASES = Explorer(
 
 def multi_output_figure(alphas=(0.01, 0.0075, 0.005), n_steps: int = 4000, seed: int = 0) -> go.Figure:
     """Three outputs with Gram-Schmidt (lam = (10, 7.5, 5)): the probability p_{m,i}(k) that
-    output m's next spike is caused by input i, for every pair (colour: output, dash: input)."""
+    output m's next spike is caused by input i, for every pair (colour and marker: output, dash: input)."""
     return _multi_output_figure(_check_alphas(alphas), check_int(n_steps, "n_steps", minimum=1),
                                 check_int(seed, "seed"))
 
@@ -642,11 +648,13 @@ def _multi_output_figure(alphas: tuple[float, ...], n_steps: int, seed: int) -> 
     dashes = ("solid", "dash", "dot")
     for m in range(len(alphas)):
         for i in range(LAMBDA.size):
-            fig.add_trace(go.Scatter(x=out["iteration"], y=out["p"][:, m, i], mode="lines",
+            fig.add_trace(go.Scatter(x=out["iteration"], y=out["p"][:, m, i], mode="lines+markers",
                                      name=f"output {m + 1}, input {i + 1}",
-                                     line=dict(color=color_for(m), dash=dashes[i % 3], width=2)))
+                                     line=dict(color=color_for(m), dash=dashes[i % 3], width=2),
+                                     marker=dict(symbol=marker_for(m), size=6, maxdisplayed=10)))
     return base_layout(fig, xaxis_title="postsynaptic spikes k (per output)",
-                       yaxis_title="p<sub>m,i</sub>(k)", height=470)
+                       yaxis_title="p<sub>m,i</sub>(k)", height=470,
+                       title="Output m learns the m-th most active input")
 
 
 # --------------------------------------------------------------------------- claims

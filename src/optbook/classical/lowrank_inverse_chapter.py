@@ -18,6 +18,7 @@ from ..claims import Criterion, Measured, claim
 from ..core import Trace, as_rng, check_choice, check_in_range, check_int, check_positive, check_vector
 from ..core.validate import RngLike
 from ..viz import Phase, SliderStep, base_layout, color_for, convergence_figure, phase_layout, slider_figure
+from ..viz.style import PALETTE
 from ..widgets import Explorer, Slider, Toggle
 from .lowrank_inverse import (
     Cut,
@@ -393,8 +394,11 @@ def _structured_p_sweep(name: str, ps: tuple[int, ...], seeds: tuple[int, ...], 
 
 NAMES = {"true": "true error", "bound": "Theorem 2.1", "eymn": "EYM-N", "first_order": "first-order estimate",
          "term_full": "term 4||E||/λ_n²", "term_cut": "term 5||E||/(λ_{n-p} δ)"}
-_DASH = {"true": "solid", "bound": "solid", "eymn": "dash", "first_order": "dot", "term_full": "dashdot",
+# Every curve its own dash and marker, the same in every figure (never colour alone).
+_DASH = {"true": "solid", "bound": "longdashdot", "eymn": "dash", "first_order": "dot", "term_full": "dashdot",
          "term_cut": "longdash"}
+_MARKER = {"true": "circle", "bound": "square", "eymn": "diamond", "first_order": "triangle-up", "term_full": "x",
+           "term_cut": "cross"}
 _COLOR = {"true": color_for(0), "bound": color_for(1), "eymn": color_for(2), "first_order": color_for(3),
           "term_full": color_for(4), "term_cut": color_for(5)}
 EPS_TITLE = "noise level ε = ||E|| / λ_n"
@@ -408,7 +412,8 @@ def _lines(x: np.ndarray, tr: Trace, keys: tuple[str, ...], mask_bound: bool = T
         if mask_bound and key in ("bound", "term_full", "term_cut"):
             y = np.where(ok, y, np.nan)  # the theorem says nothing beyond the gap condition
         out.append(go.Scatter(x=x, y=y, name=NAMES[key], mode="lines+markers",
-                              line=dict(color=_COLOR[key], dash=_DASH[key], width=2.2), marker=dict(size=5)))
+                              line=dict(color=_COLOR[key], dash=_DASH[key], width=2.2),
+                              marker=dict(size=5, symbol=_MARKER[key])))
     return out
 
 
@@ -448,7 +453,7 @@ def contour_picture(n: int = 24, p: int = 6, n_nodes: int = 16, eps: float = 0.1
         go.Scatter(x=kept, y=np.zeros(p), mode="markers", name="kept eigenvalues of A (p smallest)",
                    marker=dict(color=color_for(0), size=10)),
         go.Scatter(x=sym.eigvals[: n - p], y=np.zeros(n - p), mode="markers", name="dropped eigenvalues of A",
-                   marker=dict(color="#999", size=10)),
+                   marker=dict(color=PALETTE[4], size=10)),
         go.Scatter(x=noisy, y=np.full(n, -0.35), mode="markers", name="eigenvalues of A + E (shifted down)",
                    marker=dict(color=color_for(2), size=6, symbol="diamond")),
         go.Scatter(x=[0.0], y=[0.0], mode="markers+text", name="pole of 1/z", text=["z = 0"],
@@ -470,7 +475,8 @@ def quadrature_figure() -> go.Figure:
     fig = convergence_figure(traces, phases=[Phase(4, 64, "geometric phase (well separated)"),
                                              Phase(64, 320, "round-off floor")],
                              xaxis_title="number of trapezoid nodes N",
-                             yaxis_title="relative error ||quadrature - A_p^{-1}|| / ||A_p^{-1}||")
+                             yaxis_title="relative error ||quadrature - A_p^{-1}|| / ||A_p^{-1}||",
+                             title="Trapezoid rule on Γ: geometric convergence, then round-off")
     for i, tr in enumerate(traces):
         fig.add_trace(go.Scatter(x=tr.iteration, y=np.maximum(tr["predicted"], 1e-17), mode="lines",
                                  name=f"ρ^(-N), ρ = {tr.meta['rho']:.3g}", line=dict(color=color_for(i), dash="dot")))
@@ -496,18 +502,20 @@ def noise_run_figure(n: int = 200) -> go.Figure:
     first = next(iter(runs.values()))
     ok = first["gap_ok"] > 0
     traces = [go.Scatter(x=first["eps"], y=np.where(ok, first["bound"], np.nan), name=NAMES["bound"],
-                         mode="lines", line=dict(color=_COLOR["bound"], width=3)),
+                         mode="lines", line=dict(color=_COLOR["bound"], dash=_DASH["bound"], width=3)),
               go.Scatter(x=first["eps"], y=first["eymn"], name=NAMES["eymn"], mode="lines",
-                         line=dict(color=_COLOR["eymn"], dash="dash", width=3))]
+                         line=dict(color=_COLOR["eymn"], dash=_DASH["eymn"], width=3))]
     for i, (label, tr) in enumerate(runs.items()):
+        dash, symbol = (("solid", "circle"), ("dot", "square"), ("dashdot", "diamond"))[i]
         traces.append(go.Scatter(x=tr["eps"], y=tr["true"], name=f"true error, {label}", mode="lines+markers",
-                                 line=dict(color=color_for(i + 3 if i else 0), width=2), marker=dict(size=6)))
+                                 line=dict(color=color_for(i + 3 if i else 0), width=2, dash=dash),
+                                 marker=dict(size=6, symbol=symbol)))
     fig = go.Figure(traces)
     gap = first.meta["eps_gap"]
     fig.update_layout(**phase_layout([Phase(1e-4, gap, "gap condition holds"), Phase(gap, 0.5, "theorem silent")],
                                      logx=True))
     return base_layout(fig, xaxis_title=EPS_TITLE, yaxis_title="spectral-norm error", logx=True, logy=True,
-                       height=520)
+                       height=520, title="Three noise shapes of one norm: true errors and the two bounds")
 
 
 # --------------------------------------------------------------------------- explore
@@ -541,7 +549,8 @@ def noise_slider_figure(show_first_order: bool = False) -> go.Figure:
         raise ValueError(f"show_first_order must be a bool, got {show_first_order!r}")
     steps = [_noise_step(phi, bool(show_first_order)) for phi in PHI_VALUES]
     return slider_figure(steps, slider_label="alignment φ", active=len(steps) - 1, logx=True, logy=True,
-                         xaxis_title=EPS_TITLE, yaxis_title="spectral-norm error")
+                         xaxis_title=EPS_TITLE, yaxis_title="spectral-norm error",
+                         title="Noise aligned with the kept subspace: the true error rises")
 
 
 def _designer_step(gap: float, lam_min: float, decay: float) -> SliderStep:
@@ -567,7 +576,8 @@ def designer_slider_figure(lam_min: float = 1.0, decay: float = 0.0) -> go.Figur
     """Static twin of the spectrum designer: one frame per truncation gap delta_{n-p}."""
     steps = [_designer_step(g, lam_min, decay) for g in GAP_VALUES]
     return slider_figure(steps, slider_label="gap δ_{n-p}", active=GAP_VALUES.index(0.1), logx=True, logy=True,
-                         fixed_axes=False, xaxis_title="noise norm ||E||", yaxis_title="spectral-norm error")
+                         fixed_axes=False, xaxis_title="noise norm ||E||", yaxis_title="spectral-norm error",
+                         title="Spectrum designer: which term of Theorem 2.1 dominates")
 
 
 EXPLORER_NOISE = Explorer("08", "noise_alignment", noise_figure, {
@@ -601,9 +611,11 @@ def sqrt_n_figure(ex: dict[str, Any] | None = None, exact: dict[str, Any] | None
     eymn = np.concatenate([np.median(exact["eymn"], axis=1), ex["eymn"]])[order]
     fig = go.Figure([
         go.Scatter(x=all_n[order], y=bound, name=NAMES["bound"], mode="lines+markers",
-                   line=dict(color=_COLOR["bound"], width=3)),
+                   line=dict(color=_COLOR["bound"], dash=_DASH["bound"], width=3),
+                   marker=dict(symbol=_MARKER["bound"])),
         go.Scatter(x=all_n[order], y=eymn, name=NAMES["eymn"], mode="lines+markers",
-                   line=dict(color=_COLOR["eymn"], dash="dash", width=3)),
+                   line=dict(color=_COLOR["eymn"], dash=_DASH["eymn"], width=3),
+                   marker=dict(symbol=_MARKER["eymn"])),
         go.Scatter(x=ns, y=med, name="true error (first-order estimate, median)", mode="lines+markers",
                    line=dict(color=_COLOR["true"], width=2.5),
                    error_y=dict(type="data", symmetric=False, array=hi - med, arrayminus=med - lo, thickness=1.2)),
@@ -617,7 +629,8 @@ def sqrt_n_figure(ex: dict[str, Any] | None = None, exact: dict[str, Any] | None
                                  marker=dict(color=_COLOR["true"], size=14, symbol="circle-open", line_width=2)))
     fig.update_layout(**_boundary_layout(ex["n_star"], f"predicted crossover n* ≈ {ex['n_star']:.0f} →", 0.5))
     base_layout(fig, xaxis_title="matrix size n", yaxis_title="spectral-norm error or bound",
-                logx=True, logy=True, height=480)
+                logx=True, logy=True, height=480,
+                title="The two bounds and the true error as n grows (isotropic noise)")
     # a fixed range: plotly's autorange would stretch the axis to fit the crossover label
     fig.update_xaxes(range=[np.log10(0.8 * all_n.min()), np.log10(1.25 * all_n.max())])
     return fig
@@ -631,8 +644,8 @@ def structured_figure(names: tuple[str, ...] = ("laplacian", "kernel", "digits")
     """Bound / true error for Theorem 2.1 and EYM-N on the structured matrices, every (seed, noise
     level) a point, with the paper's 10x and 100x marks."""
     fig = go.Figure()
-    for key, label, color in (("bound_over_true", NAMES["bound"], _COLOR["bound"]),
-                              ("eymn_over_true", NAMES["eymn"], _COLOR["eymn"])):
+    for key, label, color, symbol in (("bound_over_true", NAMES["bound"], _COLOR["bound"], _MARKER["bound"]),
+                                      ("eymn_over_true", NAMES["eymn"], _COLOR["eymn"], _MARKER["eymn"])):
         xs, ys, text = [], [], []
         for name in names:
             ex = structured_experiment(name, seeds)
@@ -640,7 +653,8 @@ def structured_figure(names: tuple[str, ...] = ("laplacian", "kernel", "digits")
             xs += [_SHORT[name] + f"<br>n = {structured_matrix(name).n}"] * vals.size
             ys += list(vals.ravel())
             text += [f"σ = {lv:g} Δ_max" for _ in range(vals.shape[0]) for lv in ex["levels"]]
-        fig.add_trace(go.Box(x=xs, y=ys, name=label, marker_color=color, boxpoints="all", jitter=0.4,
+        fig.add_trace(go.Box(x=xs, y=ys, name=label, marker=dict(color=color, symbol=symbol), boxpoints="all",
+                             jitter=0.4,
                              pointpos=0, text=text, hovertemplate="%{y:.3g}× (%{text})<extra></extra>"))
     # The paper's marks, as shapes in data units and labels in log10 units (plotly's log-axis rule).
     marks = ((10, "paper: Theorem 2.1 within ~10×"), (100, "paper: EYM-N 100–1000× off"))
@@ -650,7 +664,8 @@ def structured_figure(names: tuple[str, ...] = ("laplacian", "kernel", "digits")
                      line=dict(color="#555", dash="dot", width=1.5)) for v, _ in marks],
         annotations=[dict(xref="paper", x=0.0, xanchor="left", yref="y", y=np.log10(v), yanchor="bottom",
                           text=note, showarrow=False, font=dict(size=11, color="#555")) for v, note in marks])
-    return base_layout(fig, yaxis_title="bound / true error", logy=True, height=480)
+    return base_layout(fig, yaxis_title="bound / true error", logy=True, height=480,
+                       title="Bound / true error on structured matrices, beside the paper's marks")
 
 
 # --------------------------------------------------------------------------- claims

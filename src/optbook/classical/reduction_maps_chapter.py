@@ -31,6 +31,7 @@ from ..core import (
 )
 from ..core.threads import one_blas_thread
 from ..viz import SliderStep, base_layout, color_for, slider_figure, tuning_figure
+from ..viz.style import PALETTE, dash_for, marker_for
 from ..widgets import Explorer, Slider
 from .reduction_maps import (
     LeastSquaresWithBias,
@@ -507,7 +508,7 @@ def factorization_tuning_figure() -> go.Figure:
     """The tuning panel: every method's step grid on the held-out seeds."""
     tunings = [factorization_tuning(m) for m in MF_METHODS]
     fig = tuning_figure(tunings, score_label="iterations to f - f* <= 1e-10", logy=True,
-                        title="Step tuning, 3 held-out seeds")
+                        title="Step tuning: 37 steps per method, 3 held-out problems")
     return fig
 
 
@@ -567,25 +568,26 @@ def spectra_records(seeds: tuple[int, ...] = CLAIM_SEEDS) -> list[dict]:
 
 
 def kept_sweep_figure() -> go.Figure:
-    """Left: kappa(f) / kappa(F) and the gradient-descent iteration speed-up against the number of
-    coordinates kept. Right: the work each method needs (inner solve included) in products with H."""
+    """First panel: kappa(f) / kappa(F) and the gradient-descent iteration speed-up against the number
+    of coordinates kept. Second: the work each method needs (inner solve included) in products with H."""
     sw = kept_sweep()
     x = sw["kept"]
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
                         subplot_titles=("gain in iterations", "work to a gap of 1e-8"))
     fig.add_trace(go.Scatter(x=x, y=sw["kappa_f"] / sw["kappa_F"], mode="lines+markers", name="kappa(f) / kappa(F)",
-                             line=dict(color=color_for(2), dash="dash")), 1, 1)
+                             line=dict(color=color_for(2), dash="dash"), marker=dict(symbol="diamond")), 1, 1)
     fig.add_trace(go.Scatter(x=x, y=sw["speedup_gd"], mode="lines+markers", name="GD iterations: f / F",
-                             line=dict(color=color_for(0))), 1, 1)
-    for i, (key, name) in enumerate((("work_gd", "GD on f"), ("work_gd_reduced", "GD on F (reduced)"),
-                                     ("work_cg", "CG on f"), ("work_cg_reduced", "CG on F (reduced)"))):
+                             line=dict(color=color_for(0), dash="solid")), 1, 1)
+    # Each method its own colour, dash and marker (the GD pair solid/dashed, the CG pair dotted/dash-dot).
+    for (key, name), i, dash in zip((("work_gd", "GD on f"), ("work_gd_reduced", "GD on F (reduced)"),
+                                     ("work_cg", "CG on f"), ("work_cg_reduced", "CG on F (reduced)")),
+                                    (1, 3, 5, 6), ("solid", "dash", "dot", "dashdot")):
         fig.add_trace(go.Scatter(x=x, y=sw[key], mode="lines+markers", name=name,
-                                 line=dict(color=color_for(i + 3 if i else 1), dash="dot" if "cg" in key else "solid")),
-                      1, 2)
+                                 line=dict(color=color_for(i), dash=dash), marker=dict(symbol=marker_for(i))), 1, 2)
     fig.add_trace(go.Scatter(x=x, y=np.full(x.size, sw["work_direct"][0]), mode="lines",
-                             name="direct solve (Cholesky of H)", line=dict(color="#777", dash="dashdot")), 1, 2)
-    base_layout(fig, height=470)
-    fig.update_layout(legend=dict(y=1.14), margin=dict(t=130))
+                             name="direct solve (Cholesky of H)", line=dict(color=PALETTE[4], dash="longdash")), 1, 2)
+    base_layout(fig, height=470, title="Every split: the gain in iterations, and the work it costs")
+    fig.update_layout(legend=dict(y=1.14), margin=dict(t=130 + TITLE_ROOM))
     fig.update_xaxes(title_text="coordinates kept n1 (of 50)")
     fig.update_yaxes(type="log", dtick=1, title_text="ratio", row=1, col=1)
     fig.update_yaxes(type="log", dtick=1, title_text="products with H (n^2 multiply-adds)", row=1, col=2)
@@ -595,6 +597,7 @@ def kept_sweep_figure() -> go.Figure:
 # --------------------------------------------------------------------------- explorations (cached)
 
 BIAS_XBARS = (0.0, 0.5, 1.0, 2.0, 3.0, 4.0)
+BIAS_TITLE = "Eliminating the bias: joint GD on f(w, b) against reduced GD on F(w)"
 BIAS_RHOS = (0.0, 0.3, 0.6, 0.8)
 _BIAS_START = (-1.0, 2.5, 3.0)                            # (w1, w2, b)
 _BIAS_WIN = ((-1.5, 2.5), (-2.5, 3.0))
@@ -636,19 +639,25 @@ def bias_experiment(xbar: float, rho: float, iters: int = 60, tol: float = 1e-8,
     }
 
 
+#: A title above the legend and the notes needs this much more top margin (see style.base_layout).
+TITLE_ROOM = 45
+
+
 def _two_panels(left_title: tuple[str, str], right_title: tuple[str, str], split: float = 0.5) -> dict:
-    """Layout of a two-panel figure (left: x/y, right: x2/y2) shared by static and live twins."""
+    """Layout of a two-panel figure (first: x/y, second: x2/y2, side by side on a wide screen) shared
+    by static and live twins. The second panel's y-axis title keeps its distance from the tick
+    labels (plotly otherwise lets it run into them between the panels)."""
     return dict(
         xaxis=dict(domain=[0.0, split - 0.06], title_text=left_title[0]),
         yaxis=dict(title_text=left_title[1]),
-        xaxis2=dict(domain=[split + 0.06, 1.0], anchor="y2", title_text=right_title[0]),
-        yaxis2=dict(anchor="x2", title_text=right_title[1]),
+        xaxis2=dict(domain=[split + 0.09, 1.0], anchor="y2", title_text=right_title[0]),
+        yaxis2=dict(anchor="x2", title=dict(text=right_title[1], standoff=6)),
     )
 
 
 def bias_traces(xbar: float, rho: float) -> tuple[list, dict]:
     """Traces (and per-step layout) of the bias-elimination figure: contours of F(w) with the w-part
-    of both paths (left), the gap f - f* against the iteration (right, log scale)."""
+    of both paths (first panel), the gap f - f* against the iteration (second, log scale)."""
     xbar, rho = check_real(xbar, "xbar"), check_real(rho, "rho")
     ex = bias_experiment(xbar, rho)
     jp, rp = ex["joint_path"], ex["reduced_path"]
@@ -657,14 +666,17 @@ def bias_traces(xbar: float, rho: float) -> tuple[list, dict]:
         go.Contour(x=ex["w1"], y=ex["w2"], z=ex["log_gap"], colorscale="Viridis", ncontours=22,
                    showscale=False, showlegend=False, contours=dict(showlines=True), line=dict(width=0.5),
                    hovertemplate="w1=%{x:.2f}<br>w2=%{y:.2f}<br>log10(F - f*)=%{z:.2f}<extra></extra>"),
+        # Joint GD dashed, reduced GD solid, in both panels.
         go.Scatter(x=jp[:, 0], y=jp[:, 1], mode="lines+markers", name="joint GD on f(w, b) (its w part)",
-                   line=dict(color=color_for(1), width=2), marker=dict(size=5)),
+                   line=dict(color=color_for(1), width=2, dash="dash"), marker=dict(size=5, symbol="square")),
         go.Scatter(x=rp[:, 0], y=rp[:, 1], mode="lines+markers", name="reduced GD on F(w)",
-                   line=dict(color=color_for(0), width=3), marker=dict(size=8, symbol="diamond")),
+                   line=dict(color=color_for(0), width=3, dash="solid"), marker=dict(size=8, symbol="diamond")),
         go.Scatter(x=np.arange(jp.shape[0]), y=np.maximum(ex["joint_gap"], floor), mode="lines",
-                   showlegend=False, name="joint GD", line=dict(color=color_for(1), width=2), xaxis="x2", yaxis="y2"),
+                   showlegend=False, name="joint GD", line=dict(color=color_for(1), width=2, dash="dash"),
+                   xaxis="x2", yaxis="y2"),
         go.Scatter(x=np.arange(rp.shape[0]), y=np.maximum(ex["reduced_gap"], floor), mode="lines",
-                   showlegend=False, name="reduced GD", line=dict(color=color_for(0), width=3), xaxis="x2", yaxis="y2"),
+                   showlegend=False, name="reduced GD", line=dict(color=color_for(0), width=3, dash="solid"),
+                   xaxis="x2", yaxis="y2"),
     ]
     note = (f"x&#772; = {xbar:g}, &#961; = {rho:g}:  kappa(f) = {ex['kappa_f']:.3g},  kappa(F) = {ex['kappa_F']:.3g}"
             f"<br>GD iterations to a gap of 1e-8: joint {ex['iters_f']}, reduced {ex['iters_F']}")
@@ -678,7 +690,7 @@ def _bias_axes(fig: go.Figure) -> go.Figure:
     fig.update_layout(**_two_panels(("weight w1", "weight w2"), ("iteration t", "f - f* (log)")))
     fig.update_layout(xaxis=dict(range=[a0, a1]), yaxis=dict(range=[c0, c1]),
                       xaxis2=dict(range=[0, 60]), yaxis2=dict(type="log", range=[-16, 2.5], exponentformat="power"),
-                      margin=dict(t=125))
+                      margin=dict(t=125 + TITLE_ROOM))
     return fig
 
 
@@ -697,7 +709,7 @@ def bias_figure(xbar: float = 2.0, rho: float = 0.6) -> go.Figure:
     _bias_all()
     traces, layout = bias_traces(xbar, rho)
     fig = go.Figure(traces)
-    base_layout(fig, height=520)
+    base_layout(fig, height=520, title=BIAS_TITLE)
     fig.update_layout(**layout)
     return _bias_axes(fig)
 
@@ -707,7 +719,7 @@ def bias_slider_figure(rho: float = 0.6) -> go.Figure:
     rho = check_in_range(rho, "rho", -1.0, 1.0)
     steps = [SliderStep(f"{xb:g}", *bias_traces(xb, rho)) for xb in BIAS_XBARS]
     fig = slider_figure(steps, slider_label="feature mean x\u0304", active=BIAS_XBARS.index(2.0), fixed_axes=False,
-                        height=560)
+                        height=560, title=BIAS_TITLE)
     return _bias_axes(fig)
 
 
@@ -721,6 +733,7 @@ TOY_Y = np.array([1.5, 0.5])
 TOY_U0, TOY_V0 = np.array([-0.3, 1.2]), 0.3
 TOY_STEPS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.9)
 _TOY_WIN = (-2.5, 2.5)
+TOY_TITLE = "Tiny factorisation: the paths over F(u), and the loss"
 
 
 def toy_problem() -> tuple[MatrixFactorization, object]:
@@ -754,8 +767,8 @@ def _toy_grid(n: int = 41) -> tuple[np.ndarray, np.ndarray]:
 
 
 def toy_traces(step: float) -> tuple[list, dict]:
-    """Traces of the tiny-factorisation figure: contours of F(u) with the u-paths (left), loss
-    against iteration on a log scale (right)."""
+    """Traces of the tiny-factorisation figure: contours of F(u) with the u-paths (first panel), loss
+    against iteration on a log scale (second)."""
     step = check_positive(step, "step")
     runs = toy_factorization(step)
     g, Z = _toy_grid()
@@ -765,11 +778,12 @@ def toy_traces(step: float) -> tuple[list, dict]:
     for i, (name, res) in enumerate(runs.items()):
         path = np.clip(res.iterates[:, :2], 3 * _TOY_WIN[0], 3 * _TOY_WIN[1])
         traces.append(go.Scatter(x=path[:, 0], y=path[:, 1], mode="lines+markers", name=name,
-                                 line=dict(color=color_for(i), width=2), marker=dict(size=4)))
+                                 line=dict(color=color_for(i), width=2, dash=dash_for(i)),
+                                 marker=dict(size=5, symbol=marker_for(i))))
     for i, res in enumerate(runs.values()):
         loss = np.clip(np.maximum(res.trace.objective, 1e-16), 1e-16, 1e6)
         traces.append(go.Scatter(x=res.trace.iteration, y=loss, mode="lines", showlegend=False,
-                                 name=res.trace.method, line=dict(color=color_for(i), width=2),
+                                 name=res.trace.method, line=dict(color=color_for(i), width=2, dash=dash_for(i)),
                                  xaxis="x2", yaxis="y2"))
     verdicts = [f"{name}: {'diverged' if r.diverged else f'f = {r.fun:.1e}'}" for name, r in runs.items()]
     layout = {"annotations": [dict(text=f"step = {step:g}<br>" + "; ".join(verdicts), x=0.0, y=1.12,
@@ -781,8 +795,8 @@ def toy_traces(step: float) -> tuple[list, dict]:
 def _toy_axes(fig: go.Figure) -> go.Figure:
     fig.update_layout(**_two_panels(("u<sub>1</sub>", "u<sub>2</sub>"), ("iteration t", "f(u_t, v_t) (log)"), 0.56))
     fig.update_layout(xaxis=dict(range=list(_TOY_WIN)), yaxis=dict(range=list(_TOY_WIN), scaleanchor=None),
-                      xaxis2=dict(range=[0, 60]), yaxis2=dict(type="log", range=[-16, 6], exponentformat="power"),
-                      margin=dict(t=130))
+                      xaxis2=dict(range=[0, 60]), yaxis2=dict(type="log", range=[-16, 6.5], exponentformat="power"),
+                      margin=dict(t=130 + TITLE_ROOM))
     return fig
 
 
@@ -799,7 +813,7 @@ def toy_figure(step: float = 0.6) -> go.Figure:
     _toy_all()
     traces, layout = toy_traces(step)
     fig = go.Figure(traces)
-    base_layout(fig, height=520)
+    base_layout(fig, height=520, title=TOY_TITLE)
     fig.update_layout(**layout)
     return _toy_axes(fig)
 
@@ -808,7 +822,7 @@ def toy_slider_figure() -> go.Figure:
     """Static twin: a slider over the step size."""
     steps = [SliderStep(f"{s:g}", *toy_traces(s)) for s in TOY_STEPS]
     fig = slider_figure(steps, slider_label="step size", active=TOY_STEPS.index(0.6), fixed_axes=False,
-                        height=560)
+                        height=560, title=TOY_TITLE)
     return _toy_axes(fig)
 
 
@@ -843,6 +857,13 @@ def interlacing_spectra(coupling: float, n1: int, n: int = 12, seed: int = 3) ->
     return {"eigs": ev, "kappa": {k: v[-1] / v[0] for k, v in ev.items()}}
 
 
+#: Row labels of the interlacing figure (category labels are drawn as written).
+ROW_LABELS = {"H (joint)": "H (joint)", "H11 (freeze x2)": "H<sub>11</sub> (freeze x<sub>2</sub>)",
+              "S (reduced, Euclidean)": "S (reduced, Euclidean)",
+              "reduced, pullback metric": "reduced, pullback metric"}
+INTERLACING_TITLE = "Eigenvalues of H, H_11, S and the pullback-metric reduced Hessian"
+
+
 def interlacing_traces(coupling: float, n1: int) -> tuple[list, dict]:
     """One row of eigenvalue markers per matrix, with lambda_min(H) and lambda_max(H) drawn as lines."""
     sp = interlacing_spectra(check_real(coupling, "coupling"), check_int(n1, "n1", minimum=1))
@@ -850,7 +871,7 @@ def interlacing_traces(coupling: float, n1: int) -> tuple[list, dict]:
     names = list(sp["eigs"])
     for i, name in enumerate(names):
         ev = sp["eigs"][name]
-        traces.append(go.Scatter(x=ev, y=[f"{name}<br>kappa = {sp['kappa'][name]:.3g}"] * ev.size,
+        traces.append(go.Scatter(x=ev, y=[f"{ROW_LABELS[name]}<br>\u03ba = {sp['kappa'][name]:.3g}"] * ev.size,
                                  mode="markers", name=name, marker=dict(size=13, color=color_for(i),
                                                                           symbol="line-ns-open",
                                                                           line=dict(width=3))))
@@ -861,7 +882,7 @@ def interlacing_traces(coupling: float, n1: int) -> tuple[list, dict]:
 
 
 def _interlacing_axes(fig: go.Figure) -> go.Figure:
-    fig.update_xaxes(type="log", range=[-2, 1.0], title_text="eigenvalue (log scale)")
+    fig.update_xaxes(type="log", range=[-2, 1.0], dtick=1, title_text="eigenvalue (log scale)")
     fig.update_yaxes(title_text="", autorange="reversed", type="category")
     fig.update_layout(showlegend=False, margin=dict(l=230))
     return fig
@@ -871,7 +892,7 @@ def interlacing_figure(coupling: float = 0.8, n1: int = 4) -> go.Figure:
     """Live twin: eigenvalues of H, H11, S and the pullback-metric Hessian."""
     traces, layout = interlacing_traces(coupling, n1)
     fig = go.Figure(traces)
-    base_layout(fig, height=420)
+    base_layout(fig, height=420, title=INTERLACING_TITLE)
     fig.update_layout(**layout)
     return _interlacing_axes(fig)
 
@@ -881,7 +902,7 @@ def interlacing_slider_figure(n1: int = 4) -> go.Figure:
     n1 = check_int(n1, "n1", minimum=1)
     steps = [SliderStep(f"{c:g}", *interlacing_traces(c, n1)) for c in COUPLINGS]
     fig = slider_figure(steps, slider_label="coupling c", active=COUPLINGS.index(0.8), fixed_axes=False,
-                        height=460)
+                        height=460, title=INTERLACING_TITLE)
     return _interlacing_axes(fig)
 
 

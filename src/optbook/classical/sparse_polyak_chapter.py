@@ -29,6 +29,7 @@ from ..core import (
     thin_indices,
 )
 from ..viz import SliderStep, base_layout, color_for, phase_layout, slider_figure
+from ..viz.style import PALETTE, dash_for, marker_for
 from ..viz.convergence import Phase
 from ..widgets import Explorer, Slider
 from .sparse_polyak import (
@@ -401,8 +402,14 @@ SG_ITERS = 120
 MAX_POINTS = 300
 #: Curves of the error panels: the three textbook rules and the tuned constant step.
 CURVES = RULES + ("tuned",)
-#: Reference curvatures, coloured apart from the rules' curves.
-GLOBAL_COLOR, RESTRICTED_COLOR = "#444", "#8c564b"
+#: Reference curvatures, coloured apart from the rules' curves (dark grey: the de-emphasised
+#: global scale; olive-orange: the restricted one).
+GLOBAL_COLOR, RESTRICTED_COLOR = PALETTE[4], PALETTE[6]
+#: Captions (figure titles; the book shows them under the figure). The stacked two-panel figures
+#: set their own top margin: a title needs TITLE_ROOM more above the legend.
+D_TITLE = "Polyak's curvature climbs with d/n, Sparse Polyak's stays flat"
+SG_TITLE = "Fewer entries s_g in the step: faster, but a higher error floor"
+TITLE_ROOM = 45
 
 
 @lru_cache(maxsize=1)
@@ -421,7 +428,9 @@ def curve_name(curve: str) -> str:
 
 
 def _style(curve: str) -> dict:
-    return dict(color=color_for(CURVES.index(curve)), dash="dash" if curve == "tuned" else None)
+    """Colour and dash of a curve, the same in every figure (never colour alone)."""
+    i = CURVES.index(curve)
+    return dict(color=color_for(i), dash=dash_for(i))
 
 
 def runs_at(d: int, *, seed: int = 0, maxiter: int = 3000, stop_at_precision: bool = True) -> dict[str, Result]:
@@ -435,7 +444,7 @@ def runs_at(d: int, *, seed: int = 0, maxiter: int = 3000, stop_at_precision: bo
 def _line(trace: Trace, y: str, name: str, **line) -> go.Scatter:
     keep = thin_indices(len(trace), MAX_POINTS)
     return go.Scatter(x=trace.iteration[keep], y=trace[y][keep], mode="lines", name=name,
-                      line=dict(width=2.4, **line))
+                      line={"width": 2.4, **line})
 
 
 def _error_traces(runs: dict[str, Result], target: float, t_max: float) -> list[go.Scatter]:
@@ -462,18 +471,22 @@ def watch_figures(d: int = 2000, maxiter: int = 250) -> tuple[go.Figure, go.Figu
     # Short labels: phase A is a few iterations wide; the text names what each phase is.
     fig.update_layout(**phase_layout([Phase(0, t_fast, "A"), Phase(t_fast, t_slow, "B"),
                                       Phase(t_slow, maxiter, "C")]))
-    base_layout(fig, xaxis_title="iteration t", yaxis_title="error ||theta_t - theta*||", logy=True, height=470)
+    base_layout(fig, xaxis_title="iteration t", yaxis_title="error ||theta_t - theta*||", logy=True, height=470,
+                title=f"d = {d}: Sparse Polyak and the tuned step reach precision first")
     fig.update_xaxes(range=[0, maxiter])
     steps = go.Figure([_line(runs[c].trace, "step_size", curve_name(c), **_style(c))
                        for c in ("sparse_polyak", "polyak")])
     L = setup_smoothness(d)
     L_s = restricted_smoothness(setup["problem"].X, 20, rng=0)
-    for y, name, color in ((1 / L, "1/L (global smoothness)", GLOBAL_COLOR),
-                           (1 / L_s, "1/L_s (restricted, 50 random supports of size 2 s~)", RESTRICTED_COLOR),
-                           (_tuned_eta(), "tuned constant step", color_for(CURVES.index("tuned")))):
+    # Reference steps: each its own dash; the tuned step as its error curve is drawn.
+    for y, name, style in ((1 / L, "1/L (global smoothness)", dict(color=GLOBAL_COLOR, dash="dot")),
+                           (1 / L_s, "1/L_s (restricted, 50 random supports of size 2 s̃)",
+                            dict(color=RESTRICTED_COLOR, dash="longdash")),
+                           (_tuned_eta(), "tuned constant step", _style("tuned"))):
         steps.add_trace(go.Scatter(x=[0, maxiter], y=[y, y], mode="lines", name=name,
-                                   line=dict(color=color, dash="dot", width=1.5)))
-    base_layout(steps, xaxis_title="iteration t", yaxis_title="step size eta_t", logy=True, height=440)
+                                   line=dict(width=1.5, **style)))
+    base_layout(steps, xaxis_title="iteration t", yaxis_title="step size eta_t", logy=True, height=440,
+                title="Step sizes: Sparse Polyak's near 1/L_s, Polyak's near 1/L")
     steps.update_xaxes(range=[0, maxiter])
     return fig, steps
 
@@ -529,15 +542,19 @@ def _d_step(ratio: float) -> SliderStep:
     d = int(round(ratio * N_FIG))
     traces = _error_traces(runs_at(d), regression_setup(d)["target"], _t_max())
     x = np.array(D_OVER_N)
-    right = [("global L = lambda_max(X^T X/n)", sweep["L"], GLOBAL_COLOR, "solid", "markers"),
-             ("Marchenko-Pastur edge (1+sqrt(d/n))^2", (1 + np.sqrt(x)) ** 2, "#999", "dash", "lines"),
-             ("Polyak's implicit curvature", sweep["polyak_curvature"], color_for(1), "solid", "lines+markers"),
-             ("Sparse Polyak's implicit curvature", sweep["sparse_curvature"], color_for(0), "solid",
-              "lines+markers"),
-             ("restricted L_s (random supports)", sweep["restricted_L"], RESTRICTED_COLOR, "dot", "lines+markers")]
-    for name, y, color, dash, mode in right:
+    # The rules' curvatures keep their error curves' colour, dash and marker.
+    sp, pk = CURVES.index("sparse_polyak"), CURVES.index("polyak")
+    right = [("global L = lambda_max(X^T X/n)", sweep["L"], GLOBAL_COLOR, "solid", "markers", "circle"),
+             ("Marchenko-Pastur edge (1+sqrt(d/n))^2", (1 + np.sqrt(x)) ** 2, GLOBAL_COLOR, "dash", "lines", None),
+             ("Polyak's implicit curvature", sweep["polyak_curvature"], color_for(pk), dash_for(pk),
+              "lines+markers", marker_for(pk)),
+             ("Sparse Polyak's implicit curvature", sweep["sparse_curvature"], color_for(sp), dash_for(sp),
+              "lines+markers", marker_for(sp)),
+             ("restricted L_s (random supports)", sweep["restricted_L"], RESTRICTED_COLOR, "dot", "lines+markers",
+              "triangle-down")]
+    for name, y, color, dash, mode, symbol in right:
         traces.append(go.Scatter(x=x, y=y, mode=mode, name=name, xaxis="x2", yaxis="y2",
-                                 line=dict(color=color, dash=dash, width=2), marker=dict(size=7)))
+                                 line=dict(color=color, dash=dash, width=2), marker=dict(size=7, symbol=symbol)))
     traces.append(go.Scatter(x=[ratio, ratio], y=[0.3, 200], mode="lines", name="current d/n", xaxis="x2",
                              yaxis="y2", line=dict(color="#d62728", width=1, dash="dot"), showlegend=False))
     return SliderStep(label=f"{ratio:g}", traces=traces)
@@ -548,7 +565,14 @@ def _d_step(ratio: float) -> SliderStep:
 D_FIG_HEIGHT, SG_FIG_HEIGHT = 820, 760
 
 
-def _style_d_figure(fig: go.Figure) -> go.Figure:
+def _titled(fig: go.Figure, title: str, top: int) -> go.Figure:
+    """The book's title on a figure whose top margin (``top``, legend included) is set by hand."""
+    fig.update_layout(title=dict(text=title, x=0.01, xanchor="left", y=0.98, yanchor="top"),
+                      margin=dict(t=top + TITLE_ROOM))
+    return fig
+
+
+def _style_d_figure(fig: go.Figure, title: str = D_TITLE) -> go.Figure:
     fig.update_layout(
         xaxis=dict(domain=[0, 1], title_text="iteration t", range=[0, _t_max()]),
         yaxis=dict(domain=[0.6, 1], type="log", title_text="error ||theta_t - theta*||", range=[-1.0, 0.45]),
@@ -556,9 +580,9 @@ def _style_d_figure(fig: go.Figure) -> go.Figure:
                     linecolor="#888", mirror=True),
         yaxis2=dict(domain=[0, 0.4], type="log", title_text="curvature", anchor="x2", range=[-0.5, 2.1],
                     showline=True, linecolor="#888", mirror=True),
-        legend=dict(font=dict(size=11)), margin=dict(t=150),
+        legend=dict(font=dict(size=11)),
     )
-    return fig
+    return _titled(fig, title, 150)
 
 
 @lru_cache(maxsize=None)
@@ -581,7 +605,8 @@ def d_explorer_figure(d_over_n: float = 10.0) -> go.Figure:
     """Live twin: the same traces for one d/n."""
     if d_over_n not in D_OVER_N:
         raise ValueError(f"d_over_n must be one of {D_OVER_N}, got {d_over_n!r}")
-    return go.Figure(data=_d_step(d_over_n).traces, layout=_explorer_layout("d"))
+    fig = go.Figure(data=_d_step(d_over_n).traces, layout=_explorer_layout("d"))
+    return fig.update_layout(title_text=f"Errors at d/n = {d_over_n:g}, and the curvature each rule sees as d/n grows")
 
 
 # --------------------------------------------------------------------------- explore: threshold
@@ -607,22 +632,25 @@ def threshold_sweep() -> dict[str, list]:
 def _sg_step(s_g: int) -> SliderStep:
     run, sweep = threshold_run(s_g), threshold_sweep()
     traces = [
-        _line(threshold_run(SG_D).trace, "error", "Polyak (s_g = d)", color="#bbb", dash="dash"),
-        _line(threshold_run(10).trace, "error", "Sparse Polyak (s_g = s~ = 10)", color="#9ecae1", dash="dash"),
-        _line(run.trace, "error", "current s_g", color=color_for(0)),
+        # The two ends of the slider as references (de-emphasised, each its own dash), the current run on top.
+        _line(threshold_run(SG_D).trace, "error", "Polyak (s_g = d)", color=PALETTE[4], dash="dash", width=1.8),
+        _line(threshold_run(10).trace, "error", "Sparse Polyak (s_g = s̃ = 10)", color=RESTRICTED_COLOR,
+              dash="dashdot", width=1.8),
+        _line(run.trace, "error", "current s_g", color=color_for(0), dash="solid"),
         go.Scatter(x=[0, SG_ITERS], y=[regression_setup(SG_D)["target"]] * 2, mode="lines",
                    name="statistical precision", line=dict(color="#555", dash="dot", width=1.5)),
         go.Scatter(x=list(SG_GRID), y=[np.nan if i is None else i for i in sweep["iters"]], mode="lines+markers",
-                   name="iterations to precision", xaxis="x2", yaxis="y2", line=dict(color=color_for(0))),
+                   name="iterations to precision", xaxis="x2", yaxis="y2",
+                   line=dict(color=color_for(0), dash="solid")),
         go.Scatter(x=list(SG_GRID), y=sweep["floor"], mode="lines+markers", name="lowest error reached (right axis)",
-                   xaxis="x2", yaxis="y3", line=dict(color=color_for(4), dash="dot")),
+                   xaxis="x2", yaxis="y3", line=dict(color=color_for(4), dash="dot"), marker=dict(symbol="square")),
         go.Scatter(x=[s_g, s_g], y=[1, 1000], mode="lines", xaxis="x2", yaxis="y2", showlegend=False,
                    name="current s_g", line=dict(color="#d62728", width=1, dash="dot")),
     ]
     return SliderStep(label=str(s_g), traces=traces)
 
 
-def _style_sg_figure(fig: go.Figure) -> go.Figure:
+def _style_sg_figure(fig: go.Figure, title: str = SG_TITLE) -> go.Figure:
     fig.update_layout(
         xaxis=dict(domain=[0, 1], title_text="iteration t", range=[0, SG_ITERS]),
         yaxis=dict(domain=[0.6, 1], type="log", title_text="error ||theta_t - theta*||", range=[-0.75, 0.45]),
@@ -632,9 +660,9 @@ def _style_sg_figure(fig: go.Figure) -> go.Figure:
                     range=[0, 2.0]),
         yaxis3=dict(title_text="lowest error", overlaying="y2", side="right", anchor="x2", range=[0.15, 0.4],
                     type="linear", dtick=0.05, tickformat=".2f", showgrid=False),
-        legend=dict(font=dict(size=11)), margin=dict(t=110, r=60),
+        legend=dict(font=dict(size=11)), margin=dict(r=60),
     )
-    return fig
+    return _titled(fig, title, 110)
 
 
 def threshold_slider_figure() -> go.Figure:

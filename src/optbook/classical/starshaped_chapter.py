@@ -33,6 +33,7 @@ from ..core import (
     grid_search,
 )
 from ..viz import Phase, SliderStep, base_layout, color_for, slider_figure
+from ..viz.style import PALETTE
 from ..widgets import Explorer, Slider
 from .starshaped import (
     U_FLOOR,
@@ -529,7 +530,18 @@ def resolution_curve(seeds=(11, 12, 13), ks=RESOLUTIONS) -> dict:
 
 # --------------------------------------------------------------------------- figures and explorers
 
-INSIDE, OUTSIDE = "#1f77b4", "#d62728"
+INSIDE, OUTSIDE, STAR_COLOR = color_for(0), color_for(1), color_for(2)
+#: The fan's rays: a de-emphasised background (thin, dotted).
+RAY_COLOR = PALETTE[4]
+
+
+def frame_note(text: str) -> dict:
+    """A slider frame's numbers as a note in the plot's top-left corner. (The book shows a figure's
+    title as its caption, which a slider does not change: the numbers of the current position
+    belong in the plot.)"""
+    return {"annotations": [dict(text=text, xref="x domain", yref="y domain", x=0.01, y=0.99, xanchor="left",
+                                 yanchor="top", showarrow=False, align="left", font=dict(size=12),
+                                 bgcolor="rgba(255,255,255,0.85)")]}
 
 
 def star_polygon(fan: Fan, a, radius: float = 1.6) -> np.ndarray:
@@ -559,7 +571,7 @@ def star_traces(fan: Fan, a, X, y, *, name: str = "star(a)", show_rays: bool = T
     return [
         # the rays stay out of the legend (grey, dotted, named in the text): fewer legend rows on a phone
         go.Scatter(x=rx, y=ry, mode="lines", name="fan rays", showlegend=False,
-                   line=dict(color="#bbb", width=1, dash="dot")),
+                   line=dict(color=RAY_COLOR, width=1, dash="dot")),
         go.Scatter(x=X[y == 0, 0], y=X[y == 0, 1], mode="markers", name="label 0 (inside)",
                    marker=dict(color=INSIDE, size=5, symbol="circle")),
         go.Scatter(x=X[y == 1, 0], y=X[y == 1, 1], mode="markers", name="label 1 (outside)",
@@ -567,7 +579,7 @@ def star_traces(fan: Fan, a, X, y, *, name: str = "star(a)", show_rays: bool = T
         go.Scatter(x=X[wrong, 0], y=X[wrong, 1], mode="markers", name="misclassified",
                    marker=dict(color="rgba(0,0,0,0)", size=11, line=dict(color="black", width=1.3))),
         go.Scatter(x=poly[:, 0], y=poly[:, 1], mode="lines+markers", name=name, fill="toself",
-                   fillcolor="rgba(44,160,44,0.12)", line=dict(color="#2ca02c", width=2.5), marker=dict(size=7)),
+                   fillcolor="rgba(0,158,115,0.12)", line=dict(color=STAR_COLOR, width=2.5), marker=dict(size=7)),
     ]
 
 
@@ -601,6 +613,12 @@ def star_editor_figure(a1=1.0, a2=1.0, a3=1.0, a4=1.0, a5=1.0, a6=1.0, a7=1.0, a
     return _square_axes(fig)
 
 
+def true_star_figure() -> go.Figure:
+    """The star that generated the data (the editor's figure at the true parameter), captioned."""
+    fig = star_editor_figure(*A_TRUE)
+    return fig.update_layout(title_text="The true star on the type-B fan: " + fig.layout.title.text)
+
+
 EDITOR_VALUES = tuple(np.round(np.arange(0.5, 3.01, 0.25), 2))
 EXPLORER_EDITOR = Explorer("06", "star_editor", star_editor_figure,
                            {f"a{i + 1}": Slider(f"a{i + 1}", EDITOR_VALUES, 1.0) for i in range(8)},
@@ -619,11 +637,10 @@ def star_editor_slider(ray: int = 7, values=EDITOR_VALUES) -> go.Figure:
         a = base.copy()
         a[ray - 1] = v
         steps.append(SliderStep(f"{v:g}", star_traces(d["fan"], a, d["X"], d["y"]),
-                                layout={"title": {"text": _editor_title(confusion(d["A"], a, d["y"]))}}))
+                                layout=frame_note(_editor_title(confusion(d["A"], a, d["y"])))))
     active = int(np.argmin(np.abs(np.array(values) - base[ray - 1])))
-    # the title goes through slider_figure, which leaves room for it above the legend
     fig = slider_figure(steps, slider_label=f"a{ray}", active=active, fixed_axes=False,
-                        title=steps[active].layout["title"]["text"],
+                        title=f"The fitted star with ray a_{ray} moved: its mistakes in the corner",
                         xaxis_title="x<sub>1</sub>", yaxis_title="x<sub>2</sub>", height=600)
     return _square_axes(fig)
 
@@ -656,7 +673,7 @@ def chamber_data(grid: int = 81, amax: float = 4.0) -> dict:
             "a1": fit_star(A, y, 1.0).x, "amax": amax, "hyperplanes": (hx, hy)}
 
 
-def _chamber_traces(lam: float) -> tuple[list, dict]:
+def _chamber_traces(lam: float) -> tuple[list, str]:
     d = chamber_data()
     pos = (d["y"] == 1)[:, None]
     s = lam * np.maximum(d["U"], U_FLOOR)
@@ -672,12 +689,13 @@ def _chamber_traces(lam: float) -> tuple[list, dict]:
                    line=dict(width=1.2), colorscale="Plasma", showscale=False, name="log10(L* - L)",
                    showlegend=True),
         go.Scatter(x=t * d["a1"][0], y=t * d["a1"][1], mode="lines", name="a*(lambda) for all lambda",
-                   line=dict(color="#2ca02c", width=2, dash="dash")),
+                   line=dict(color=STAR_COLOR, width=2, dash="dash")),
         go.Scatter(x=[a_star[0]], y=[a_star[1]], mode="markers", name="a*(lambda)",
-                   marker=dict(color="#2ca02c", size=13, symbol="star", line=dict(color="black", width=1))),
+                   marker=dict(color=STAR_COLOR, size=13, symbol="star", line=dict(color="black", width=1))),
     ]
-    title = f"λ = {lam:g}: a* = ({a_star[0]:.2f}, {a_star[1]:.2f}), FP {conf['FP']}, FN {conf['FN']}, err {conf['err']}"
-    return traces, {"title": {"text": title}}
+    summary = (f"λ = {lam:g}: a* = ({a_star[0]:.2f}, {a_star[1]:.2f}), "
+               f"FP {conf['FP']}, FN {conf['FN']}, err {conf['err']}")
+    return traces, summary
 
 
 CHAMBER_LAMS = (0.3, 0.5, 0.7, 1.0, 1.4, 2.0, 3.0, 5.0)
@@ -706,10 +724,9 @@ def _chamber_background() -> list:
 def chamber_figure(lam: float = 1.0) -> go.Figure:
     """Parameter space of the two-ray model: err constant on the chambers of the arrangement
     (grey), contours of log10(L*(lambda) - L_lambda), the line of optima and a*(lambda)."""
-    traces, layout = _chamber_traces(check_positive(lam, "lam"))
+    traces, summary = _chamber_traces(check_positive(lam, "lam"))
     fig = go.Figure(_chamber_background() + traces)
-    fig.update_layout(**layout)
-    base_layout(fig, title=layout["title"]["text"], height=600)
+    base_layout(fig, title=summary, height=600)
     return _chamber_axes(fig)
 
 
@@ -723,11 +740,11 @@ def chamber_slider() -> go.Figure:
     background = _chamber_background()  # small (an 81 x 81 integer grid): repeated in every frame
     steps = []
     for lam in CHAMBER_LAMS:
-        traces, layout = _chamber_traces(lam)
-        steps.append(SliderStep(f"{lam:g}", background + traces, layout))
+        traces, summary = _chamber_traces(lam)
+        steps.append(SliderStep(f"{lam:g}", background + traces, frame_note(summary)))
     act = CHAMBER_LAMS.index(1.0)
     fig = slider_figure(steps, slider_label="lambda", active=act, fixed_axes=False,
-                        title=steps[act].layout["title"]["text"], height=640)
+                        title="Two rays: err on the chambers, and the likelihood's contours", height=640)
     return _chamber_axes(fig)
 
 
@@ -738,7 +755,7 @@ def _resolution_all(seed: int) -> dict:
     return {k: resolution_fit(k, seed) for k in RESOLUTIONS}
 
 
-def _resolution_traces(k: int, lam_scale: float = 1.0, seed: int = 11) -> tuple[list, dict]:
+def _resolution_traces(k: int, lam_scale: float = 1.0, seed: int = 11) -> tuple[list, str]:
     f = _resolution_all(seed)[k] if k in RESOLUTIONS else resolution_fit(k, seed)
     b = resolution_data(seed)
     a = f["a"] / lam_scale
@@ -747,17 +764,15 @@ def _resolution_traces(k: int, lam_scale: float = 1.0, seed: int = 11) -> tuple[
     acc_tr = float(np.mean(star_classify(f["A"][b["tr"]], a) == b["y"][b["tr"]]))
     acc_te = float(np.mean(star_classify(A, a) == y))
     traces = star_traces(f["fan"], a, X, y, name=f"MLE star, {k} rays")
-    title = f"k = {k} rays: training {acc_tr:.3f}, holdout {acc_te:.3f}"
-    return traces, {"title": {"text": title}}
+    return traces, f"k = {k} rays: training {acc_tr:.3f}, holdout {acc_te:.3f}"
 
 
 def resolution_figure(k: int = 8, lam_scale: float = 1.0) -> go.Figure:
     """The fitted star on k equiangular rays over the holdout points; ``lam_scale`` multiplies the
     selected lambda (the threshold), so the star is rescaled by 1/lam_scale."""
-    traces, layout = _resolution_traces(k, check_positive(lam_scale, "lam_scale"))
+    traces, summary = _resolution_traces(k, check_positive(lam_scale, "lam_scale"))
     fig = go.Figure(traces)
-    base_layout(fig, title=layout["title"]["text"], xaxis_title="x<sub>1</sub>", yaxis_title="x<sub>2</sub>",
-                height=560)
+    base_layout(fig, title=summary, xaxis_title="x<sub>1</sub>", yaxis_title="x<sub>2</sub>", height=560)
     return _square_axes(fig)
 
 
@@ -770,10 +785,13 @@ EXPLORER_RESOLUTION = Explorer("06", "fan_resolution", resolution_figure,
 
 def resolution_slider() -> go.Figure:
     """Static twin of the fan-resolution explorer (one frame per k, selected lambda)."""
-    steps = [SliderStep(str(k), *_resolution_traces(k)) for k in RESOLUTIONS]
+    steps = []
+    for k in RESOLUTIONS:
+        traces, summary = _resolution_traces(k)
+        steps.append(SliderStep(str(k), traces, frame_note(summary)))
     act = RESOLUTIONS.index(8)
     fig = slider_figure(steps, slider_label="rays k", active=act, fixed_axes=False,
-                        title=steps[act].layout["title"]["text"],
+                        title="Finer fans: the fitted star over the 150 holdout points",
                         xaxis_title="x<sub>1</sub>", yaxis_title="x<sub>2</sub>", height=600)
     return _square_axes(fig)
 
@@ -782,26 +800,26 @@ def resolution_curve_figure(curve: dict) -> go.Figure:
     """Training and holdout accuracy against the number of rays k."""
     fig = go.Figure([
         go.Scatter(x=curve["ks"], y=curve["train"], mode="lines+markers", name="training accuracy",
-                   line=dict(color=color_for(0))),
+                   line=dict(color=color_for(0), dash="solid"), marker=dict(symbol="circle")),
         go.Scatter(x=curve["ks"], y=curve["holdout"], mode="lines+markers", name="holdout accuracy",
-                   line=dict(color=color_for(1))),
+                   line=dict(color=color_for(1), dash="dash"), marker=dict(symbol="square")),
     ])
     return base_layout(fig, xaxis_title="number of rays k (= VC dimension)", yaxis_title="accuracy (fraction correct)",
-                       height=400)
+                       height=400, title="Training and holdout accuracy as the fan gets finer")
 
 
 def lambda_path_figure(p: dict) -> go.Figure:
     """FP, FN and err along a*(lambda) (log lambda axis)."""
     fig = go.Figure([
         go.Scatter(x=p["lams"], y=p["FP"], mode="lines", name="false positives FP",
-                   line=dict(color=color_for(1), shape="hv")),
+                   line=dict(color=color_for(1), shape="hv", dash="solid")),
         go.Scatter(x=p["lams"], y=p["FN"], mode="lines", name="false negatives FN",
-                   line=dict(color=color_for(0), shape="hv")),
+                   line=dict(color=color_for(0), shape="hv", dash="dash")),
         go.Scatter(x=p["lams"], y=p["err"], mode="lines", name="err = FP + FN",
-                   line=dict(color="black", shape="hv", width=2.5)),
+                   line=dict(color="black", shape="hv", width=2.5, dash="dot")),
     ])
     return base_layout(fig, xaxis_title="rate lambda (log scale)", yaxis_title="training mistakes (count of 500)",
-                       logx=True, height=420)
+                       logx=True, height=420, title="FP, FN and err along the path a*(lambda) = a*(1)/lambda")
 
 
 def chamber_phase(trace: Trace) -> list[Phase]:
@@ -821,8 +839,10 @@ def chamber_phase(trace: Trace) -> list[Phase]:
 
 # --------------------------------------------------------------------------- the comparison
 
-#: Colours of the comparison's methods, shared by its two figures.
-METHOD_COLORS = {STAR: "#2ca02c", NET: color_for(0), SVM: color_for(1), KITE: "#8c564b"}
+#: Colours, marker symbols and dashes of the comparison's methods, shared by its two figures.
+METHOD_COLORS = {STAR: STAR_COLOR, NET: color_for(0), SVM: color_for(1), KITE: color_for(6)}
+METHOD_SYMBOLS = {STAR: "star", NET: "circle", SVM: "square", KITE: "star-diamond"}
+METHOD_DASHES = {STAR: "solid", NET: "dot", SVM: "dashdot"}
 
 
 def comparison_figure(details: dict) -> go.Figure:
@@ -835,9 +855,9 @@ def comparison_figure(details: dict) -> go.Figure:
                                line=dict(color="black", dash="dot"), marker=dict(symbol="line-ew-open", size=14)))
     for m, acc in details["acc"].items():
         fig.add_trace(go.Scatter(x=seeds, y=acc[:, 1], mode="markers", name=m,
-                                 marker=dict(color=METHOD_COLORS[m], size=12,
-                                             symbol="star" if m in (STAR, KITE) else "circle")))
-    return base_layout(fig, yaxis_title="test accuracy (2000 fresh points)", height=420)
+                                 marker=dict(color=METHOD_COLORS[m], size=12, symbol=METHOD_SYMBOLS[m])))
+    return base_layout(fig, xaxis_title="claim data set", yaxis_title="test accuracy (2000 fresh points)", height=420,
+                       title="Test accuracy of the tuned methods on the claim's data sets")
 
 
 def boundaries_figure(seed: int, settings: dict, grid: int = 121) -> go.Figure:
@@ -866,12 +886,14 @@ def boundaries_figure(seed: int, settings: dict, grid: int = 121) -> go.Figure:
         z[np.linalg.norm(G, axis=1) > 1.0] = np.nan  # no data outside the disk: no boundary to draw
         z = z.reshape(grid, grid)
         traces.append(go.Contour(x=g, y=g, z=z, contours=dict(start=0.5, end=0.5, size=1, coloring="lines"),
-                                 line=dict(width=2.5), colorscale=[[0, METHOD_COLORS[m]], [1, METHOD_COLORS[m]]],
+                                 line=dict(width=2.5, dash=METHOD_DASHES[m]),
+                                 colorscale=[[0, METHOD_COLORS[m]], [1, METHOD_COLORS[m]]],
                                  showscale=False, name=m, showlegend=True, hoverinfo="skip"))
     star = fit_method(STAR, seed, settings[STAR])
     poly = star_polygon(fan, star.a_)
     traces.append(go.Scatter(x=poly[:, 0], y=poly[:, 1], mode="lines+markers", name=STAR,
                              line=dict(color=METHOD_COLORS[STAR], width=3), marker=dict(size=7)))
     fig = go.Figure(traces)
-    base_layout(fig, xaxis_title="x<sub>1</sub>", yaxis_title="x<sub>2</sub>", height=560)
+    base_layout(fig, xaxis_title="x<sub>1</sub>", yaxis_title="x<sub>2</sub>", height=560,
+                title=f"Decision boundaries on data set {seed}, as in the paper's Fig. 10")
     return _square_axes(fig, lim=1.05)

@@ -31,16 +31,19 @@ def tuning_figure(tunings: Sequence[Tuning], *, score_label: str, logy: bool = F
         if not isinstance(t, Tuning):
             raise TypeError(f"tunings must be Tuning records, got {type(t).__name__}")
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14)
+    n = len(tunings)
     for i, t in enumerate(tunings):
         color, dash, symbol = color_for(i), dash_for(i), marker_for(i)
         k = np.arange(1, t.size + 1)
+        # Methods side by side within each setting's slot, so tied scores do not hide each other.
+        kx = k + (0.3 * (i - (n - 1) / 2) / max(n - 1, 1) if n > 1 else 0.0)
         ys = np.where(np.isfinite(t.scores), t.scores, np.nan)
         fig.add_trace(go.Scatter(
-            x=k, y=ys, mode="markers", name=t.method, legendgroup=t.method, marker=dict(color=color, size=8, symbol=symbol),
+            x=kx, y=ys, mode="markers", name=t.method, legendgroup=t.method, marker=dict(color=color, size=8, symbol=symbol),
             text=t.labels(), hovertemplate="%{text}<br>score %{y:.4g}<extra>" + t.method + "</extra>"), 1, 1)
         b = t.best_index
         fig.add_trace(go.Scatter(
-            x=[b + 1], y=[t.best_score], mode="markers", legendgroup=t.method, showlegend=False,
+            x=[kx[b]], y=[t.best_score], mode="markers", legendgroup=t.method, showlegend=False,
             marker=dict(color=color, size=16, symbol="circle-open", line=dict(width=2)),
             hovertemplate=f"best: {t.labels()[b]}<br>score %{{y:.4g}}<extra>{t.method}</extra>"), 1, 1)
         fig.add_trace(go.Scatter(
@@ -51,6 +54,8 @@ def tuning_figure(tunings: Sequence[Tuning], *, score_label: str, logy: bool = F
     base_layout(fig, title=title, height=height, logy=logy)
     fig.update_xaxes(title_text="setting # (ring: best)", row=1, col=1)
     fig.update_xaxes(title_text="settings tried", row=1, col=2)
+    most = max(t.size for t in tunings)
+    fig.update_xaxes(tickmode="linear", tick0=1, dtick=max(1, int(np.ceil(most / 10))))  # whole settings only
     fig.update_yaxes(title_text=score_label, row=1, col=1, automargin=True)
     fig.update_yaxes(title_text="best so far", row=1, col=2, automargin=True)
     finite = np.concatenate([t.scores[np.isfinite(t.scores) & (t.scores > 0)] for t in tunings])
