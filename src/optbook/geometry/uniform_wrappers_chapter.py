@@ -412,6 +412,12 @@ def _arrows(points: np.ndarray, vectors: np.ndarray, scale: float) -> tuple[list
     return xs, ys
 
 
+#: A note under the x-axis title, placed in pixels from the plot's bottom: it stays in the bottom
+#: margin when the page stacks the panels on a phone (a paper fraction would fall off the figure).
+_NOTE_BELOW = dict(x=0.0, y=-0.01, xref="paper", yref="paper", yanchor="top", yshift=-58, showarrow=False,
+                   xanchor="left", align="left", font=dict(size=12))
+
+
 @lru_cache(maxsize=None)
 def _gadget_step(a: float, gamma: float) -> SliderStep:
     G = make_gadget([a])
@@ -445,12 +451,6 @@ def _gadget_step(a: float, gamma: float) -> SliderStep:
     note = dict(text=f"a = {a:g}, gamma = {gamma:g}: wrapped ascent {verdict} (1, 0)<br>threshold "
                      f"a* = {thr:.3f} (plain ascent: 1/2)", **_NOTE_BELOW)
     return SliderStep(label=f"{gamma:g}", traces=traces, layout=dict(annotations=[note]))
-
-
-#: A note under the x-axis title, placed in pixels from the plot's bottom: it stays in the bottom
-#: margin when the page stacks the panels on a phone (a paper fraction would fall off the figure).
-_NOTE_BELOW = dict(x=0.0, y=-0.01, xref="paper", yref="paper", yanchor="top", yshift=-58, showarrow=False,
-                   xanchor="left", align="left", font=dict(size=12))
 
 
 def _style_gadget(fig: go.Figure) -> go.Figure:
