@@ -1,36 +1,42 @@
-"""Chapter 14: uniform wrappers, from concave to quadratizable online optimization (Pedramfar and
-Aggarwal, NeurIPS 2025; title, authors and exact definitions reconstructed, see the chapter).
+"""Chapter 14: uniform wrappers, from concave to quadratizable online optimization (Pedramfar,
+Quinn and Aggarwal, NeurIPS 2025): the methods.
 
-A *wrapper* runs an online algorithm written for concave rewards and changes only what it plays
-and what its oracle answers, so that its regret proof carries over to a non-concave class. The
-class here is the one the paper's abstract names first: monotone gamma-weakly DR-submodular
-rewards F with F(0) = 0 on a down-closed convex set K. The wrapper is the standard *boosting*
-(non-oblivious) construction of Zhang et al. (2022):
+A *uniform wrapper* W (the paper's Definition 1) sits between an online algorithm A written for
+concave rewards and the world. It translates the actions A plays and the answers of the query
+oracle, with maps that are the same in every round; the wrapped algorithm is W(A)
+(Meta-algorithm 1). For monotone gamma-weakly DR-submodular rewards f with f(0) = 0 on a set K
+that contains the origin, the wrapper W_i^{M0} of the paper's Definition 4 plays A's action
+unchanged and answers a query of order i at y by drawing z from the law p_gamma(z) ~ e^{gamma(z-1)}
+on [0, 1], asking the oracle at z y and multiplying the answer by z^(i-1). Its oracle is then an
+oracle for the boosted surrogate F(x) = E_z[(f(z x) - f(0)) / z] (Lemma 2), whose gradient
+E_z[grad f(z x)] satisfies
 
-* the surrogate F~(x) = int_0^1 e^{gamma(z-1)}/z F(zx) dz has the gradient
-  grad F~(x) = int_0^1 e^{gamma(z-1)} grad F(zx) dz, and every x satisfies
-  <y - x, grad F~(x)> >= (1 - e^{-gamma}) F(y) - F(x), the "upper-quadratizable" inequality that
-  replaces concavity in the regret proof;
-* the wrapper is *uniform*: it answers the base algorithm's query at x by querying F at z x, with
-  z drawn from the fixed law p_gamma(z) ~ e^{gamma(z-1)} on [0, 1], and rescales the answer by
-  c_gamma = (1 - e^{-gamma})/gamma; it never needs to know F.
+    (1 - e^{-gamma}) f(y) - f(x) <= (1 - e^{-gamma}) / gamma * <grad F(x), y - x>,
 
-The base algorithm is projected online gradient ascent (OGA) with a two-point zeroth-order
-gradient estimate on the shrunk set K_delta (or, with ``feedback="bandit"``, a one-point estimate
-played in one round per block). The baselines are the same algorithm unwrapped, first-order
-(boosted) OGA, and offline continuous greedy (Frank-Wolfe). The test instance is the card's
-"gadget": blocks F(x1, x2) = x2 + a x1 (1 - x2) on triangles, whose vertex (1, 0) is a KKT point
-of value a that traps plain ascent, while OPT = 1 at (0, 1).
+the "upper-linearizable" inequality that replaces concavity in A's regret proof.
+
+Base algorithms (vectorised over independent runs, one row per run):
+
+* projected online gradient ascent with a two-point or one-point spherical estimate on the
+  shrunk set K_delta (:func:`zo_oga_runs`; the one-point version wrapped is the earlier
+  O(T^{3/4}) method the paper improves on), or with a stochastic gradient (first order);
+* ZO-FTRL (the paper's Algorithm 2, after Saha and Tewari): follow the regularised leader with
+  a log-barrier and one query per round on the Dikin ellipsoid (:func:`zo_ftrl_runs`), for which
+  the paper proves O~(T^{2/3}) alpha-regret (Theorem 6);
+* offline continuous greedy (Frank-Wolfe), the classical 1 - 1/e reference.
+
+The feasible sets are products of triangles {x >= 0, x1 + x2 <= 1}; the test rewards are
+DR-submodular quadratics, among them the "gadget" blocks f(x1, x2) = x2 + a x1 (1 - x2), whose
+vertex (1, 0) is a KKT point of value a that traps plain gradient ascent when a > 1/2 while
+OPT = 1 at (0, 1). The chapter's experiments, figures and claims are in
+:mod:`optbook.geometry.uniform_wrappers_chapter`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
-import plotly.graph_objects as go
 
-from ..claims import Measured, claim
 from ..core import (
     Result,
     RngLike,
@@ -42,75 +48,87 @@ from ..core import (
     check_matrix,
     check_positive,
     check_vector,
-    thin_indices,
 )
-from ..viz import SliderStep, base_layout, color_for, slider_figure
-from ..widgets import Choice, Explorer, Slider, Toggle
 
-#: The approximation ratio of boosting for a DR-submodular function (gamma = 1).
-ALPHA_BOOST = 1.0 - np.exp(-1.0)
-#: The ratio a stationary point of a monotone DR-submodular function is guaranteed (gamma = 1).
+#: The ratio the boosting wrapper's regret is stated against (gamma = 1): 1 - 1/e.
+ALPHA_BOOST = float(-np.expm1(-1.0))
+#: The ratio stationary points of a monotone DR-submodular function are worth (gamma = 1).
 ALPHA_STATIONARY = 0.5
-METHODS = ("plain_zo", "boosted_zo", "boosted_fo", "plain_fo")
-#: Legend names used in the chapter.
-METHOD_NAMES = {
-    "plain_zo": "plain ZO-OGA",
-    "boosted_zo": "wrapped ZO-OGA (boosting)",
-    "boosted_fo": "first-order boosted OGA",
-    "plain_fo": "first-order plain OGA",
-}
-FEEDBACKS = ("two_point", "bandit")
 #: The largest delta for which the shrunk triangle K_delta is non-empty.
 DELTA_MAX = 1.0 / (2.0 + np.sqrt(2.0))
+ESTIMATORS = ("two_point", "one_point", "first_order")
+FEEDBACKS = ("full", "bandit")
 
 
-# --------------------------------------------------------------------------- boosting
+# --------------------------------------------------------------------------- the boosting law
 
 
 def boost_constants(gamma: float) -> tuple[float, float]:
     """``(c0, c1) = (int_0^1 e^{gamma(z-1)} dz, int_0^1 z e^{gamma(z-1)} dz)``.
 
-    c0 is the wrapper's rescaling c_gamma = (1 - e^{-gamma})/gamma; for a quadratic
-    F(x) = h.x + x.Hx/2 the boosted gradient is exactly c0 h + c1 H x.
+    c0 = (1 - e^{-gamma})/gamma normalises the boosting law; c1/c0 is its mean. Both are computed
+    without cancellation for small gamma (c1 -> 1/2 as gamma -> 0).
     """
     g = check_positive(gamma, "gamma")
     c0 = -np.expm1(-g) / g
-    return float(c0), float(1.0 / g - c0 / g)
+    if g < 1e-3:  # (g + e^{-g} - 1)/g^2 = sum_k (-g)^k/(k+2)!
+        c1 = 0.5 - g / 6.0 + g * g / 24.0 - g ** 3 / 120.0
+    else:
+        c1 = (g + np.expm1(-g)) / (g * g)
+    return float(c0), float(c1)
 
 
 def boost_density(z, gamma: float) -> np.ndarray:
-    """The boosting law p_gamma(z) = e^{gamma(z-1)} / c0 on [0, 1] (zero outside)."""
+    """The boosting law p_gamma(z) = e^{gamma(z-1)} / c0 on [0, 1] (zero outside), the law of
+    Z^{M0} in the paper's Lemma 2."""
     c0, _ = boost_constants(gamma)
     z = np.asarray(z, dtype=float)
+    if not np.all(np.isfinite(z)):
+        raise ValueError("z must be finite (found NaN or inf)")
     return np.where((z >= 0) & (z <= 1), np.exp(gamma * (z - 1.0)) / c0, 0.0)
 
 
 def sample_boost_z(gamma: float, size: int | tuple[int, ...], rng: RngLike = None) -> np.ndarray:
-    """Draws z ~ p_gamma by inversion: z = 1 + log(e^{-gamma} + u (1 - e^{-gamma})) / gamma."""
+    """Draws z ~ p_gamma by inverting its distribution function,
+    z = 1 + log(e^{-gamma} + u (1 - e^{-gamma})) / gamma = log(1 + u (e^gamma - 1)) / gamma.
+
+    The second form (log1p/expm1) is used for gamma <= 1, where the first loses every digit as
+    gamma -> 0 (z is then uniform); the first is used above, where e^gamma could overflow.
+    """
     g = check_positive(gamma, "gamma")
-    u = as_rng(rng).random(size)
+    sizes = (size,) if isinstance(size, (int, np.integer)) else size
+    if not isinstance(sizes, tuple) or not all(isinstance(k, (int, np.integer)) and k >= 0 for k in sizes):
+        raise ValueError(f"size must be a non-negative integer or a tuple of them, got {size!r}")
+    u = 1.0 - as_rng(rng).random(size)  # in (0, 1]: z > 0, so the wrapper's 1/z stays finite
+    if g <= 1.0:
+        return np.log1p(u * np.expm1(g)) / g
     return 1.0 + np.log(np.exp(-g) - u * np.expm1(-g)) / g
 
 
 def boosted_gradient(jac, x, gamma: float = 1.0, *, n: int = 32, method: str = "quadrature",
                      rng: RngLike = None) -> np.ndarray:
-    """grad F~(x) = int_0^1 e^{gamma(z-1)} grad F(z x) dz, the boosted (non-oblivious) gradient.
+    """grad F(x) = E_{z ~ p_gamma}[grad f(z x)], the gradient of the wrapped (boosted) surrogate
+    F = W^{M0}(f) of the paper's Lemma 2.
 
-    ``method="quadrature"`` uses n-point Gauss-Legendre; ``"monte_carlo"`` averages
-    c0 grad F(z_i x) over n draws z_i ~ p_gamma (what a stochastic oracle can do).
+    ``method="quadrature"`` integrates with n-point Gauss-Legendre; ``"monte_carlo"`` averages
+    grad f(z_i x) over n draws z_i ~ p_gamma (what the first-order wrapper's oracle returns).
     """
     x = check_vector(x, "x")
-    check_positive(gamma, "gamma")
+    c0, _ = boost_constants(gamma)
     n = check_int(n, "n", minimum=1)
     check_choice(method, "method", ("quadrature", "monte_carlo"))
-    c0, _ = boost_constants(gamma)
+    if not callable(jac):
+        raise ValueError("jac must be callable")
     if method == "quadrature":
         nodes, weights = np.polynomial.legendre.leggauss(n)
-        z, w = 0.5 * (nodes + 1.0), 0.5 * weights * np.exp(gamma * (0.5 * (nodes + 1.0) - 1.0))
+        z = 0.5 * (nodes + 1.0)
+        w = 0.5 * weights * np.exp(gamma * (z - 1.0)) / c0
     else:
         z = sample_boost_z(gamma, n, rng)
-        w = np.full(n, c0 / n)
+        w = np.full(n, 1.0 / n)
     grads = np.array([np.asarray(jac(zi * x), dtype=float) for zi in z])
+    if grads.shape != (n, x.size):
+        raise ValueError(f"jac must return a vector of length {x.size}, got shape {grads.shape[1:]}")
     return w @ grads
 
 
@@ -119,7 +137,7 @@ def boosted_gradient(jac, x, gamma: float = 1.0, *, n: int = 32, method: str = "
 
 @dataclass
 class DRQuadratic:
-    """F(x) = h.x + x.Hx / 2 with H symmetric: DR-submodular iff every H_ij <= 0, F(0) = 0.
+    """f(x) = h.x + x.Hx / 2 with H symmetric: DR-submodular iff every H_ij <= 0; f(0) = 0.
 
     ``fun`` and ``jac`` act on the last axis, so a batch of points (..., d) is evaluated at once.
     """
@@ -130,30 +148,43 @@ class DRQuadratic:
     def __post_init__(self) -> None:
         self.h = check_vector(self.h, "h")
         self.H = check_matrix(self.H, "H", shape=(self.h.size, self.h.size))
-        if not np.allclose(self.H, self.H.T):
+        scale = max(1.0, float(np.max(np.abs(self.H))))
+        if not np.allclose(self.H, self.H.T, rtol=0.0, atol=1e-12 * scale):
             raise ValueError("H must be symmetric")
+        self.H = 0.5 * (self.H + self.H.T)
 
     @property
     def dim(self) -> int:
         return self.h.size
 
-    def fun(self, x) -> np.ndarray | float:
+    def _points(self, x, name: str = "x") -> np.ndarray:
         x = np.asarray(x, dtype=float)
+        if x.ndim == 0 or x.shape[-1] != self.dim:
+            raise ValueError(f"{name} must have last dimension {self.dim}, got shape {x.shape}")
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"{name} must be finite (found NaN or inf)")
+        return x
+
+    def fun(self, x) -> np.ndarray | float:
+        return self._fun(self._points(x))
+
+    def _fun(self, x: np.ndarray) -> np.ndarray:
+        """:meth:`fun` without checks (the online loops call it several times a round)."""
         return x @ self.h + 0.5 * np.einsum("...i,ij,...j->...", x, self.H, x)
 
     def jac(self, x) -> np.ndarray:
-        return self.h + np.asarray(x, dtype=float) @ self.H
-
-    def boosted_jac(self, x, gamma: float = 1.0) -> np.ndarray:
-        """Closed form of the boosted gradient: c0 h + c1 H x."""
-        c0, c1 = boost_constants(gamma)
-        return c0 * self.h + c1 * (np.asarray(x, dtype=float) @ self.H)
+        return self.h + self._points(x) @ self.H
 
     def surrogate(self, x, gamma: float = 1.0) -> np.ndarray | float:
-        """The boosted surrogate F~(x) = c0 h.x + c1 x.Hx / 2 (its gradient is ``boosted_jac``)."""
+        """The wrapped function F(x) = E_z[f(z x)/z] = h.x + E[z] x.Hx / 2 (E[z] = c1/c0)."""
         c0, c1 = boost_constants(gamma)
-        x = np.asarray(x, dtype=float)
-        return c0 * (x @ self.h) + 0.5 * c1 * np.einsum("...i,ij,...j->...", x, self.H, x)
+        x = self._points(x)
+        return x @ self.h + 0.5 * (c1 / c0) * np.einsum("...i,ij,...j->...", x, self.H, x)
+
+    def surrogate_jac(self, x, gamma: float = 1.0) -> np.ndarray:
+        """Closed form of the wrapped gradient E_z[grad f(z x)] = h + (c1/c0) H x."""
+        c0, c1 = boost_constants(gamma)
+        return self.h + (c1 / c0) * (self._points(x) @ self.H)
 
     def is_dr_submodular(self) -> bool:
         return bool(np.all(self.H <= 0))
@@ -161,10 +192,10 @@ class DRQuadratic:
 
 @dataclass
 class Gadget(DRQuadratic):
-    """Stacked gadget blocks F_i(x1, x2) = x2 + a_i x1 (1 - x2) on a product of triangles.
+    """Stacked gadget blocks f_i(x1, x2) = x2 + a_i x1 (1 - x2) on a product of triangles.
 
-    Each block has OPT 1 at (0, 1) and a KKT vertex (1, 0) of value a_i, which stalls plain
-    gradient ascent when a_i > 1/2 (the card's construction). Build it with :func:`make_gadget`.
+    Each block has OPT 1 at (0, 1) and a KKT vertex (1, 0) of value a_i, which traps plain
+    gradient ascent when a_i > 1/2. Build it with :func:`make_gadget`.
     """
 
     a: np.ndarray = None
@@ -173,24 +204,16 @@ class Gadget(DRQuadratic):
     def opt(self) -> float:
         return float(self.a.size)
 
+    def _fun(self, x: np.ndarray) -> np.ndarray:
+        # The block form: a dozen times faster than the quadratic form inside the online loops.
+        xb = x.reshape(*x.shape[:-1], -1, 2)
+        return (xb[..., 1] + self.a * xb[..., 0] * (1.0 - xb[..., 1])).sum(axis=-1)
+
     def bad_vertex(self) -> np.ndarray:
         return np.tile([1.0, 0.0], self.a.size)
 
     def best_vertex(self) -> np.ndarray:
         return np.tile([0.0, 1.0], self.a.size)
-
-    def max_linear_tilt(self, t, S) -> np.ndarray:
-        """max_{y in K} [t F(y) + S.y]: the exact comparator of t rounds with linear noise sum S.
-
-        F is bilinear per block with a negative cross term, so t F + S.y is linear on the legs
-        and convex on the hypotenuse of each triangle: its maximum is at a vertex. ``t`` has
-        shape (...), ``S`` shape (..., d); returns shape (...).
-        """
-        t = np.asarray(t, dtype=float)[..., None]
-        S = np.asarray(S, dtype=float).reshape(*np.shape(S)[:-1], -1, 2)
-        v1 = t * self.a + S[..., 0]
-        v2 = t + S[..., 1]
-        return np.maximum(0.0, np.maximum(v1, v2)).sum(axis=-1)
 
 
 def make_gadget(a) -> Gadget:
@@ -207,17 +230,9 @@ def make_gadget(a) -> Gadget:
     return Gadget(h, H, a)
 
 
-def random_gadget(m: int = 10, low: float = 0.57, high: float = 0.62, rng: RngLike = None) -> Gadget:
-    """m blocks with a_i ~ U[low, high] (the card: d = 20, a_i in [0.57, 0.62])."""
-    m = check_int(m, "m", minimum=1)
-    low = check_in_range(low, "low", 0.0, 1.0)
-    high = check_in_range(high, "high", low, 1.0, closed=(True, False))
-    return make_gadget(as_rng(rng).uniform(low, high, m))
-
-
 def random_dr_quadratic(m: int, rng: RngLike = None) -> DRQuadratic:
     """A random monotone DR-submodular quadratic on the product of m triangles (d = 2m):
-    H_ij <= 0 and h >= |H| 1, so grad F = h + Hx >= 0 whenever 0 <= x <= 1."""
+    H_ij <= 0 and h >= |H| 1, so grad f = h + Hx >= 0 whenever 0 <= x <= 1."""
     m = check_int(m, "m", minimum=1)
     gen = as_rng(rng)
     d = 2 * m
@@ -230,6 +245,15 @@ def random_dr_quadratic(m: int, rng: RngLike = None) -> DRQuadratic:
 # --------------------------------------------------------------------------- the feasible set
 
 
+def _check_blocks(x, name: str) -> np.ndarray:
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 0 or not x.shape[-1] or x.shape[-1] % 2:
+        raise ValueError(f"{name} must have an even, non-zero last dimension, got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{name} must be finite (found NaN or inf)")
+    return x
+
+
 def project_triangles(x, delta: float = 0.0) -> np.ndarray:
     """Euclidean projection onto K_delta, the product of shrunk triangles.
 
@@ -237,11 +261,7 @@ def project_triangles(x, delta: float = 0.0) -> np.ndarray:
     delta-ball stays in K: {x >= delta, x1 + x2 <= 1 - sqrt(2) delta}. Acts on the last axis
     (length even), so batches project at once.
     """
-    x = np.asarray(x, dtype=float)
-    if x.ndim == 0 or x.shape[-1] % 2 or not x.shape[-1]:
-        raise ValueError(f"x must have an even, non-zero last dimension, got shape {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise ValueError("x must be finite (found NaN or inf)")
+    x = _check_blocks(x, "x")
     delta = check_in_range(delta, "delta", 0.0, DELTA_MAX, closed=(True, False))
     return _project(x, delta)
 
@@ -253,11 +273,73 @@ def _project(x: np.ndarray, delta) -> np.ndarray:
     y = x.reshape(*x.shape[:-1], -1, 2) - delta
     p = np.maximum(y, 0.0)
     over = p.sum(axis=-1) > r
-    # Where the clipped point violates the cap, project onto the face y1 + y2 = r, y >= 0.
-    f1 = np.clip(0.5 * (y[..., 0] - y[..., 1] + r), 0.0, r)
+    # Where the clipped point violates the cap, project onto the face y1 + y2 = r, y >= 0. The
+    # difference y1 - y2 is formed first, so entries around 1e16 still land on the right face.
+    f1 = np.clip(0.5 * ((y[..., 0] - y[..., 1]) + r), 0.0, r)
     face = np.stack([f1, r - f1], axis=-1)
     p = np.where(over[..., None], face, p)
     return (p + delta).reshape(x.shape)
+
+
+def barrier_leader(theta) -> np.ndarray:
+    """argmin_x -<theta, x> + Phi(x) over the product of triangles, Phi the log-barrier
+    -sum log x1 + log x2 + log(1 - x1 - x2): the leader of FTRL (the paper's eq. 3).
+
+    Per block the minimiser is x_i = 1/(p - theta_i), with p > max(theta_1, theta_2, 0) the root
+    of 1/p + sum_i 1/(p - theta_i) = 1. Writing p = mu + q with mu = max(theta, 0), the root
+    lies in q in (1, 3]; Newton's method on this convex decreasing function, started at q = 1,
+    climbs monotonically to it. ``theta`` has shape (..., d); returns x of the same shape. Each
+    slack is computed from q, never as 1 - x1 - x2 (which would lose the digits near a face).
+    """
+    theta = _check_blocks(theta, "theta")
+    tb = theta.reshape(*theta.shape[:-1], -1, 2)
+    x1, x2, _ = _leader(tb[..., 0], tb[..., 1])
+    return np.stack([x1, x2], axis=-1).reshape(theta.shape)
+
+
+#: Newton steps of the FTRL leader: from q = 1 the root in (1, 3] is reached to the last digit
+#: in 8, the slowest case being theta near 0 (root q = 3); checked in the tests against a hundred.
+_LEADER_STEPS = 8
+
+
+def _leader(t1: np.ndarray, t2: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The slacks (x1, x2, s) of :func:`barrier_leader` per block from theta's components."""
+    mu = np.maximum(np.maximum(t1, t2), 0.0)
+    g1, g2 = mu - t1, mu - t2  # >= 0: no cancellation below
+    q = np.ones_like(mu)
+    for _ in range(_LEADER_STEPS):
+        a0, a1, a2 = 1.0 / (q + mu), 1.0 / (q + g1), 1.0 / (q + g2)
+        q = q + (a0 + a1 + a2 - 1.0) / (a0 * a0 + a1 * a1 + a2 * a2)
+    return 1.0 / (q + g1), 1.0 / (q + g2), 1.0 / (q + mu)
+
+
+def dikin_factors(x) -> tuple[np.ndarray, np.ndarray]:
+    """``(H^{1/2}, H^{-1/2})`` per block of the log-barrier Hessian
+    H = diag(1/x1^2, 1/x2^2) + 11^T / s^2 (s = 1 - x1 - x2) at interior points x (..., d).
+
+    The unit Dikin ellipsoid {x + H^{-1/2} v : |v| <= 1} lies inside K, which is why ZO-FTRL can
+    query near a face without shrinking the set. Shapes: (..., d/2, 2, 2).
+    """
+    x = _check_blocks(x, "x")
+    xb = x.reshape(*x.shape[:-1], -1, 2)
+    s = 1.0 - xb.sum(axis=-1)
+    if np.any(xb <= 0) or np.any(s <= 0):
+        raise ValueError("x must lie in the interior of the triangles")
+    (r11, r12, r22), (i11, i12, i22) = _dikin(xb[..., 0], xb[..., 1], s)
+    return (np.stack([np.stack([r11, r12], -1), np.stack([r12, r22], -1)], -2),
+            np.stack([np.stack([i11, i12], -1), np.stack([i12, i22], -1)], -2))
+
+
+def _dikin(x1: np.ndarray, x2: np.ndarray, s: np.ndarray) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """The entries (11, 12, 22) of H^{1/2} and H^{-1/2} from the slacks of each block. The square
+    root of a 2x2 SPD matrix A is (A + sqrt(det A) I) / sqrt(tr A + 2 sqrt(det A)); det is
+    summed from positive terms, so entries of 1e16 near a face keep their digits."""
+    i1, i2, i3 = 1.0 / (x1 * x1), 1.0 / (x2 * x2), 1.0 / (s * s)
+    a, c = i1 + i3, i2 + i3
+    r = np.sqrt(i1 * i2 + (i1 + i2) * i3)  # sqrt(det H)
+    tau = np.sqrt(a + c + 2.0 * r)
+    w = 1.0 / (tau * r)
+    return ((a + r) / tau, i3 / tau, (c + r) / tau), ((c + r) * w, -i3 * w, (a + r) * w)
 
 
 # --------------------------------------------------------------------------- wrappers
@@ -265,12 +347,14 @@ def _project(x: np.ndarray, delta) -> np.ndarray:
 
 @dataclass(frozen=True)
 class BoostingWrapper:
-    """The uniform boosting wrapper W_gamma (the paper's "uniform wrapper", our reconstruction).
+    """The uniform wrapper W^{M0} of the paper's Definition 4 (gamma-weakly DR-submodular,
+    monotone, f(0) = 0, 0 in K).
 
-    It plays the base algorithm's action unchanged (h = id) and answers a query at x by a query at
-    z x, z ~ p_gamma, rescaled by c_gamma = (1 - e^{-gamma})/gamma. The law of z is the same for
-    every reward function: that is what makes it uniform. ``alpha`` = 1 - e^{-gamma} is the
-    ratio its regret bound is stated against.
+    action: the identity. query (order i): answer the base algorithm's query at y by the oracle's
+    answer at z y times z^(i-1), with z ~ p_gamma drawn afresh for every query (or once per round
+    for a two-point query, so that the two answers share it). The maps are the same for every
+    reward and every round, which is what makes the wrapper *uniform*; it never needs to know f.
+    ``alpha`` = 1 - e^{-gamma} is the ratio its regret is stated against.
     """
 
     gamma: float = 1.0
@@ -279,177 +363,246 @@ class BoostingWrapper:
         check_positive(self.gamma, "gamma")
 
     @property
-    def scale(self) -> float:
-        return boost_constants(self.gamma)[0]
-
-    @property
     def alpha(self) -> float:
         return float(-np.expm1(-self.gamma))
 
-    def centres(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The query centres z x (one z per row of a batch)."""
-        z = sample_boost_z(self.gamma, x.shape[:-1] + (1,), rng)
-        return z * x
+    def draw(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+        return sample_boost_z(self.gamma, shape, rng)
 
 
 @dataclass(frozen=True)
 class IdentityWrapper:
-    """No wrapping: queries at x itself, scale 1 (concave case; alpha = 1 for concave F)."""
-
-    @property
-    def scale(self) -> float:
-        return 1.0
+    """W = Id: the base algorithm alone (the paper's W^M for monotone functions, whose ratio on a
+    set containing the origin is only gamma^2/(1 + gamma^2) = 1/2 for DR-submodular f)."""
 
     @property
     def alpha(self) -> float:
-        return 1.0
+        return ALPHA_STATIONARY
 
-    def centres(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return x
+    def draw(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+        rng.random(shape)  # consumed as the boosting wrapper does: both see the same u, v and xi
+        return np.ones(shape)
 
 
-def _batch_param(value, name: str, R: int, low: float, high: float, allow_zero: bool = False) -> np.ndarray:
+Wrapper = BoostingWrapper | IdentityWrapper
+
+
+def _per_run(value, name: str, R: int, *, low: float, high: float, allow_low: bool = False) -> np.ndarray:
+    """A number or a length-R array of numbers in (low, high] (or [low, high])."""
     arr = np.atleast_1d(np.asarray(value, dtype=float))
     if arr.ndim != 1 or arr.size not in (1, R):
         raise ValueError(f"{name} must be a number or a length-{R} array, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)) or np.any(arr > high) or np.any(arr < low) or (
-            not allow_zero and np.any(arr <= low)):
-        raise ValueError(f"{name} must lie in {'[' if allow_zero else '('}{low}, {high}], got {arr}")
+    ok = np.isfinite(arr) & (arr <= high) & ((arr >= low) if allow_low else (arr > low))
+    if not np.all(ok):
+        raise ValueError(f"{name} must lie in {'[' if allow_low else '('}{low}, {high}], got {arr}")
     return np.broadcast_to(arr, (R,)).copy()
 
 
-def simulate_online(problem: Gadget, x0, *, method: str, T: int, eta, delta, noise, gamma: float = 1.0,
-                    feedback: str = "two_point", block: int = 10, directions: int | str = 1,
-                    rng: RngLike = None) -> dict:
-    """R independent online runs at once (rows of ``x0``, shape (R, d)), vectorised over runs.
+def _check_wrapper(wrapper) -> Wrapper:
+    if not isinstance(wrapper, (BoostingWrapper, IdentityWrapper)):
+        raise ValueError(f"wrapper must be a BoostingWrapper or an IdentityWrapper, got {type(wrapper).__name__}")
+    return wrapper
 
-    Round t: the adversary draws F_t(x) = F(x) + xi_t.x with xi_t ~ N(0, noise^2 I) (a
-    stochastic online sequence with mean F); the learner plays x_t and collects F_t(x_t).
 
-    * ``plain_zo``: two-point estimate g = (d / 2 delta) [F_t(x+delta u) - F_t(x-delta u)] u,
-      u uniform on the sphere, averaged over ``directions`` = b independent u (2 b queries per
-      round); ``directions="frame"`` uses the d signed coordinate directions instead, which
-      is exact for quadratics (no estimator noise). The base algorithm (ZO-OGA) alone.
-    * ``boosted_zo``: the same base algorithm behind :class:`BoostingWrapper`: the two queries are
-      z x +- delta u (the same z, perturbation added after scaling) and the difference is
-      rescaled by c_gamma.
-    * ``boosted_fo`` / ``plain_fo``: first-order references, g = c_gamma grad F_t(z x) or
-      grad F_t(x) (projection onto K itself).
+def _check_problem(problem) -> DRQuadratic:
+    if not isinstance(problem, DRQuadratic) or problem.dim % 2:
+        raise ValueError("problem must be a DRQuadratic on a product of triangles (even dimension)")
+    return problem
 
-    With ``feedback="bandit"`` (zeroth-order methods only) the learner observes only the reward
-    of what it plays: rounds come in blocks of ``block``; in one random round per block it plays
-    the single query point centre + delta u and forms the one-point estimate
-    (d / delta) F_t(query) u (rescaled by the wrapper); it updates once per block.
 
-    Returns arrays of shape (R, T): ``value`` F(x_t), ``reward`` F_t(played point), ``best``
-    max_y sum_{s<=t} F_s(y) (exact), and the final iterates ``x`` and tail averages ``x_bar``
-    (the mean of the last T/2 iterates).
-    """
-    if not isinstance(problem, Gadget):
-        raise ValueError(f"problem must be a Gadget (make_gadget), got {type(problem).__name__}")
-    d = problem.dim
+def _starts(problem: DRQuadratic, x0, name: str = "x0") -> np.ndarray:
     x = np.array(np.atleast_2d(np.asarray(x0, dtype=float)))
-    if x.ndim != 2 or x.shape[1] != d:
-        raise ValueError(f"x0 must have shape (d,) or (R, d) with d = {d}, got {np.shape(x0)}")
+    if x.ndim != 2 or x.shape[1] != problem.dim or not x.shape[0]:
+        raise ValueError(f"{name} must have shape (d,) or (R, d) with d = {problem.dim}, got {np.shape(x0)}")
     if not np.all(np.isfinite(x)):
-        raise ValueError("x0 must be finite (found NaN or inf)")
-    R = x.shape[0]
-    check_choice(method, "method", METHODS)
+        raise ValueError(f"{name} must be finite (found NaN or inf)")
+    return x
+
+
+# Random numbers are drawn this many rounds at a time: one generator call per chunk instead of
+# three per round (the online loops are dominated by per-call overhead on small arrays).
+_CHUNK = 512
+
+
+def zo_oga_runs(problem: DRQuadratic, x0, *, T: int, eta, delta, noise=0.0,
+                estimator: str = "two_point", wrapper: Wrapper = IdentityWrapper(),
+                feedback: str = "full", block: int = 10, rng: RngLike = None) -> dict:
+    """R independent runs of projected online gradient ascent (rows of ``x0``, shape (R, d)),
+    optionally behind a uniform wrapper: W(A) with A = zeroth-order OGA.
+
+    Round t: the learner plays x_t and collects f(x_t); the oracle answers a query at y with
+    f(y) + xi_t.y, xi_t uniform in [-noise, noise]^d and shared by the round's queries (a
+    stochastic value oracle that vanishes at 0, as the paper's Theorem 6 requires). The base
+    algorithm's gradient estimate, with u uniform on the unit sphere:
+
+    * ``"two_point"``: (d / 2 delta) [Q(x + delta u) - Q(x - delta u)] u (2 queries per round);
+    * ``"one_point"``: (d / delta) Q(x + delta u) u (1 query per round);
+    * ``"first_order"``: the noisy gradient grad f(x) + xi_t (1 query; delta unused).
+
+    The wrapper answers each query at y by z^(i-1) Q(z y) (i = 0 for values, 1 for gradients),
+    with one z per round. The update is x_{t+1} = Proj_{K_delta}(x_t + eta g_t) (K itself for
+    first order), so every query stays in K. ``eta``, ``delta`` and ``noise`` may be one number
+    or one per run. With ``feedback="bandit"`` (one-point only) rounds come in blocks of
+    ``block``: one random round per block plays the query point itself and the block ends with
+    one update (the paper's SFTT conversion).
+
+    Returns ``value`` (R, T): f at the point played in each round; ``x``: final iterates;
+    ``x_bar``: the mean of the last T/2 iterates.
+    """
+    problem = _check_problem(problem)
+    x = _starts(problem, x0)
+    R, d = x.shape
+    T = check_int(T, "T", minimum=1)
+    check_choice(estimator, "estimator", ESTIMATORS)
     check_choice(feedback, "feedback", FEEDBACKS)
-    T = check_int(T, "T", minimum=2)
     block = check_int(block, "block", minimum=2)
-    frame = directions == "frame"
-    directions = d if frame else check_int(directions, "directions", minimum=1)
-    eta = _batch_param(eta, "eta", R, 0.0, 1e3)
-    sig = _batch_param(noise, "noise", R, 0.0, 1e3, allow_zero=True)
-    first_order = method.endswith("_fo")
-    if feedback == "bandit" and first_order:
-        raise ValueError("feedback='bandit' applies to the zeroth-order methods only")
-    dl = np.zeros(R) if first_order else _batch_param(delta, "delta", R, 0.0, DELTA_MAX - 1e-9)
-    wrapper = BoostingWrapper(gamma) if method.startswith("boosted") else IdentityWrapper()
-    gen = as_rng(rng)
+    wrapper = _check_wrapper(wrapper)
+    if feedback == "bandit" and estimator != "one_point":
+        raise ValueError("feedback='bandit' needs estimator='one_point' (one query, played)")
+    eta = _per_run(eta, "eta", R, low=0.0, high=1e6)
+    sig = _per_run(noise, "noise", R, low=0.0, high=1e6, allow_low=True)
+    first_order = estimator == "first_order"
+    dl = np.zeros(R) if first_order else _per_run(delta, "delta", R, low=0.0, high=DELTA_MAX - 1e-12)
     dcol = dl[:, None]
-    x = _project(x, dcol)
-    if not np.allclose(x, np.asarray(x0, dtype=float)):
+    gen = as_rng(rng)
+    if not np.allclose(_project(x, dcol), x, rtol=0.0, atol=1e-12):
         raise ValueError("x0 must lie in K_delta (project it with project_triangles first)")
 
     value = np.empty((R, T))
-    reward = np.empty((R, T))
-    best = np.empty((R, T))
-    S = np.zeros((R, d))
     x_sum = np.zeros((R, d))
     tail = T - T // 2
     g_acc = np.zeros((R, d))
-    explore_round = gen.integers(0, block, size=R) if feedback == "bandit" else None
-    for t in range(T):
-        xi = sig[:, None] * gen.standard_normal((R, d))
-        S += xi
-        played = x
-        if first_order:
-            centre = wrapper.centres(x, gen)
-            g = wrapper.scale * (problem.jac(centre) + xi)
-        else:
-            if feedback == "two_point":
-                # b directions per round, the b two-point estimates averaged: independent on the
-                # sphere, or (frame) the d coordinate directions with random signs, b = d.
-                if frame:
-                    u = np.eye(d) * gen.choice([-1.0, 1.0], size=(R, d, 1))
-                else:
-                    u = gen.standard_normal((R, directions, d))
-                    u /= np.linalg.norm(u, axis=2, keepdims=True)
-                centre = wrapper.centres(x, gen)[:, None, :]
-                plus, minus = centre + dl[:, None, None] * u, centre - dl[:, None, None] * u
-                diff = problem.fun(plus) - problem.fun(minus) + np.einsum("id,ibd->ib", xi, plus - minus)
-                g = wrapper.scale * (d / (2.0 * dl))[:, None] * np.einsum("ib,ibd->id", diff, u) / directions
+    explore = gen.integers(0, block, size=R) if feedback == "bandit" else None
+    scale = None if first_order else (d / (2.0 * dl) if estimator == "two_point" else d / dl)[:, None]
+    for c0 in range(0, T, _CHUNK):
+        n = min(_CHUNK, T - c0)
+        U = gen.standard_normal((n, R, d))
+        U /= np.linalg.norm(U, axis=2, keepdims=True)
+        Z = wrapper.draw((n, R, 1), gen)
+        XI = sig[None, :, None] * (2.0 * gen.random((n, R, d)) - 1.0)
+        for k in range(n):
+            t = c0 + k
+            u, z, xi = U[k], Z[k], XI[k]
+            played = x
+            if first_order:
+                g = problem.jac(z * x) + xi  # z^0 * Q(z x): the first-order wrapper
+            elif estimator == "two_point":
+                plus, minus = z * (x + dcol * u), z * (x - dcol * u)
+                diff = problem._fun(plus) - problem._fun(minus) + (xi * (plus - minus)).sum(axis=1)
+                g = (scale * diff[:, None] / z) * u  # z^-1 * [Q(z y+) - Q(z y-)]
             else:
-                u = gen.standard_normal((R, d))
-                u /= np.linalg.norm(u, axis=1, keepdims=True)
-                q = wrapper.centres(x, gen) + dl[:, None] * u
-                exploring = (t % block) == explore_round
-                played = np.where(exploring[:, None], q, x)
-                fq = problem.fun(q) + np.einsum("ij,ij->i", xi, q)
-                g_acc += np.where(exploring[:, None], wrapper.scale * (d / dl)[:, None] * fq[:, None] * u, 0.0)
-                g = None
-        value[:, t] = problem.fun(played)
-        reward[:, t] = value[:, t] + np.einsum("ij,ij->i", xi, played)
-        best[:, t] = problem.max_linear_tilt(t + 1.0, S)
-        if t >= T - tail:
-            x_sum += x
-        if g is not None:
-            x = _project(x + eta[:, None] * g, dcol)
-        elif (t + 1) % block == 0:
-            x = _project(x + eta[:, None] * g_acc, dcol)
-            g_acc[:] = 0.0
-            explore_round = gen.integers(0, block, size=R)
-    return {"value": value, "reward": reward, "best": best, "x": x, "x_bar": x_sum / tail}
+                q = x + dcol * u
+                qz = z * q
+                ans = (problem._fun(qz) + (xi * qz).sum(axis=1))[:, None] / z
+                g = scale * ans * u
+                if feedback == "bandit":
+                    exploring = (t % block) == explore
+                    played = np.where(exploring[:, None], q, x)
+                    g_acc += np.where(exploring[:, None], g, 0.0)
+                    g = None
+            value[:, t] = problem._fun(played)
+            if t >= T - tail:
+                x_sum += x
+            if g is not None:
+                x = _project(x + eta[:, None] * g, dcol)
+            elif (t + 1) % block == 0:
+                x = _project(x + eta[:, None] * g_acc, dcol)
+                g_acc[:] = 0.0
+                explore = gen.integers(0, block, size=R)
+    return {"value": value, "x": x, "x_bar": x_sum / tail}
 
 
-def alpha_regret(run: dict, alpha: float) -> np.ndarray:
-    """R^alpha_t / t = (alpha max_y sum_{s<=t} F_s(y) - sum_{s<=t} F_s(x_s)) / t, shape (R, T)."""
-    alpha = check_in_range(alpha, "alpha", 0.0, 1.0, closed=(False, True))
-    t = np.arange(1, run["reward"].shape[1] + 1)
-    return (alpha * run["best"] - np.cumsum(run["reward"], axis=1)) / t
+def zo_ftrl_runs(problem: DRQuadratic, *, runs: int, T: int, eta, delta, noise=0.0,
+                 wrapper: Wrapper = IdentityWrapper(), rng: RngLike = None) -> dict:
+    """R = ``runs`` independent runs of ZO-FTRL (the paper's Algorithm 2, after Saha and Tewari
+    2011), optionally behind a uniform wrapper: W(ZO-FTRL).
 
+    x_1 = argmin Phi (the analytic centre of each triangle), Phi the log-barrier. Round t: play
+    x_t; Sigma_t = (hess Phi(x_t))^{-1/2}; draw v uniform on the unit sphere of R^d; one query at
+    y = x_t + delta Sigma_t v (inside K: the Dikin ellipsoid, delta <= 1), answered through the
+    wrapper by z^{-1} Q(z y); o_t = (d / delta) answer * Sigma_t^{-1} v;
+    x_{t+1} = argmin_x -eta <sum_s o_s, x> + Phi(x) (:func:`barrier_leader`). The oracle Q is
+    the one of :func:`zo_oga_runs`. Theorem 2: the alpha-regret is
+    O(eta delta^-2 T + eta^-1 log T + delta^2 T), O~(T^{2/3}) at eta = T^{-2/3}, delta = T^{-1/6}.
 
-def online_gradient_ascent(problem: Gadget, x0, *, method: str = "boosted_zo", T: int = 3000,
-                           eta: float = 0.01, delta: float = 0.01, noise: float = 0.1, gamma: float = 1.0,
-                           feedback: str = "two_point", block: int = 10, directions: int | str = 1,
-                           rng: RngLike = None) -> Result:
-    """One online run (projected online gradient ascent, wrapped or not); see :func:`simulate_online`.
-
-    The trace records per round the objective F(x_t) (mean reward), ``ratio`` F(x_t)/OPT and
-    ``regret_per_round`` (the (1 - 1/e)-regret over t). ``x`` is the tail average x_bar.
+    Returns ``value`` (R, T): f(x_t) of the played points, and the final iterates ``x``.
     """
-    x0 = check_vector(x0, "x0", problem.dim if isinstance(problem, Gadget) else None)
+    problem = _check_problem(problem)
+    R = check_int(runs, "runs", minimum=1)
+    T = check_int(T, "T", minimum=1)
+    wrapper = _check_wrapper(wrapper)
+    eta = _per_run(eta, "eta", R, low=0.0, high=1e6)
+    dl = _per_run(delta, "delta", R, low=0.0, high=1.0)
+    sig = _per_run(noise, "noise", R, low=0.0, high=1e6, allow_low=True)
+    gen = as_rng(rng)
+    d = problem.dim
+    m = d // 2
+    t1, t2 = np.zeros((R, m)), np.zeros((R, m))
+    x1, x2, sl = _leader(t1, t2)
+    value = np.empty((R, T))
+    coef = (d / dl)[:, None]
+    step = eta[:, None]
+    dcol = dl[:, None]
+    for c0 in range(0, T, _CHUNK):
+        n = min(_CHUNK, T - c0)
+        V = gen.standard_normal((n, R, d))
+        V /= np.linalg.norm(V, axis=2, keepdims=True)
+        Z = wrapper.draw((n, R, 1), gen)
+        XI = sig[None, :, None] * (2.0 * gen.random((n, R, d)) - 1.0)
+        for k in range(n):
+            v1, v2, z, xi = V[k][:, 0::2], V[k][:, 1::2], Z[k], XI[k]
+            (r11, r12, r22), (i11, i12, i22) = _dikin(x1, x2, sl)
+            x = np.empty((R, d))
+            x[:, 0::2], x[:, 1::2] = x1, x2
+            y = np.empty((R, d))  # the query x + delta Sigma v on the Dikin ellipsoid, scaled by z
+            y[:, 0::2] = z * (x1 + dcol * (i11 * v1 + i12 * v2))
+            y[:, 1::2] = z * (x2 + dcol * (i12 * v1 + i22 * v2))
+            ans = coef * ((problem._fun(y) + (xi * y).sum(axis=1)) / z[:, 0])[:, None]
+            value[:, c0 + k] = problem._fun(x)
+            t1 += step * ans * (r11 * v1 + r12 * v2)  # o = (d/delta) answer Sigma^{-1} v
+            t2 += step * ans * (r12 * v1 + r22 * v2)
+            x1, x2, sl = _leader(t1, t2)
+    x = np.empty((R, d))
+    x[:, 0::2], x[:, 1::2] = x1, x2
+    return {"value": value, "x": x}
+
+
+def alpha_regret(value, opt: float, alpha: float = 1.0) -> np.ndarray:
+    """The cumulative alpha-regret sum_{s<=t} (alpha OPT - f(x_s)) of each run, shape (R, T),
+    for a stationary reward f with known optimum ``opt`` (the paper's regret with f_t = f)."""
+    value = np.asarray(value, dtype=float)
+    if value.ndim != 2 or not value.size:
+        raise ValueError(f"value must be a non-empty (R, T) array, got shape {value.shape}")
+    if not np.all(np.isfinite(value)):
+        raise ValueError("value must be finite (found NaN or inf)")
+    alpha = check_in_range(alpha, "alpha", 0.0, 1.0, closed=(False, True))
+    opt = check_positive(opt, "opt")
+    return np.cumsum(alpha * opt - value, axis=1)
+
+
+def online_ascent(problem: Gadget, x0, *, T: int = 3000, eta: float = 0.01, delta: float = 1e-3,
+                  noise: float = 0.1, estimator: str = "two_point", gamma: float | None = 1.0,
+                  feedback: str = "full", block: int = 10, rng: RngLike = None) -> Result:
+    """One run of zeroth-order online gradient ascent on a gadget, wrapped by W^{M0}_gamma
+    (``gamma=None``: unwrapped); see :func:`zo_oga_runs`.
+
+    The trace records per round the objective f(x_t), ``ratio`` f(x_t)/OPT and
+    ``alpha_regret_per_round``, the (1 - 1/e)-regret over t. ``x`` is the tail average.
+    """
+    if not isinstance(problem, Gadget):
+        raise ValueError(f"problem must be a Gadget (make_gadget), got {type(problem).__name__}")
+    x0 = check_vector(x0, "x0", problem.dim)
     eta = check_positive(eta, "eta")
-    run = simulate_online(problem, x0[None], method=method, T=T, eta=eta, delta=delta, noise=noise,
-                          gamma=gamma, feedback=feedback, block=block, directions=directions, rng=rng)
-    reg = alpha_regret(run, ALPHA_BOOST)[0]
-    tr = Trace(METHOD_NAMES[method] + (" (bandit)" if feedback == "bandit" else ""),
-               meta=dict(T=T, eta=eta, delta=delta, noise=noise, gamma=gamma, feedback=feedback))
-    for t in range(run["value"].shape[1]):
-        tr.record(objective=run["value"][0, t], step_size=eta, ratio=run["value"][0, t] / problem.opt,
-                  regret_per_round=reg[t])
+    wrapper = IdentityWrapper() if gamma is None else BoostingWrapper(gamma)
+    run = zo_oga_runs(problem, x0[None], T=T, eta=eta, delta=delta, noise=noise, estimator=estimator,
+                      wrapper=wrapper, feedback=feedback, block=block, rng=rng)
+    values = run["value"][0]
+    reg = alpha_regret(run["value"], problem.opt, ALPHA_BOOST)[0] / np.arange(1, T + 1)
+    name = ("wrapped " if gamma is not None else "plain ") + estimator.replace("_", "-") + " OGA"
+    tr = Trace(name, meta=dict(T=T, eta=eta, delta=delta, noise=noise, gamma=gamma, feedback=feedback))
+    for t in range(T):
+        tr.record(objective=values[t], step_size=eta, ratio=values[t] / problem.opt,
+                  alpha_regret_per_round=reg[t])
     x_bar = run["x_bar"][0]
     f_bar = float(problem.fun(x_bar))
     return Result(x=x_bar, fun=f_bar, ratio=f_bar / problem.opt, x_last=run["x"][0], nit=T, success=True,
@@ -458,322 +611,20 @@ def online_gradient_ascent(problem: Gadget, x0, *, method: str = "boosted_zo", T
 
 def continuous_greedy(problem: DRQuadratic, n_steps: int = 100) -> Result:
     """Offline continuous greedy / Frank-Wolfe on the product of triangles (Calinescu et al.;
-    Bian et al.): v_k = argmax_{v in K} <grad F(x_k), v>, x_{k+1} = x_k + v_k / n_steps.
-    Guarantees F(x_K) >= (1 - 1/e) OPT - O(1/K) for monotone DR-submodular F."""
-    if not isinstance(problem, DRQuadratic) or problem.dim % 2:
-        raise ValueError("problem must be a DRQuadratic with an even dimension")
+    Bian et al.): v_k = argmax_{v in K} <grad f(x_k), v>, x_{k+1} = x_k + v_k / n_steps.
+    Guarantees f(x_K) >= (1 - 1/e) OPT - O(1/K) for monotone DR-submodular f."""
+    problem = _check_problem(problem)
     n_steps = check_int(n_steps, "n_steps", minimum=1)
     x = np.zeros(problem.dim)
     tr = Trace("continuous greedy")
+    rows = np.arange(problem.dim // 2)
     for _ in range(n_steps):
         g = problem.jac(x).reshape(-1, 2)
         # Linear maximisation over a triangle: the best of its vertices 0, e1, e2.
         v = np.zeros_like(g)
         k = np.argmax(g, axis=1)
-        take = g[np.arange(g.shape[0]), k] > 0
-        v[np.arange(g.shape[0])[take], k[take]] = 1.0
+        take = g[rows, k] > 0
+        v[rows[take], k[take]] = 1.0
         x = x + v.ravel() / n_steps
         tr.record(objective=float(problem.fun(x)), grad_norm=float(np.linalg.norm(g)), step_size=1.0 / n_steps)
     return Result(x=x, fun=float(problem.fun(x)), nit=n_steps, success=True, message="done", trace=tr)
-
-
-# --------------------------------------------------------------------------- the claim
-
-CLAIM_T = 3000
-CLAIM_SETTINGS = dict(eta=0.01, delta=0.01, noise=0.1, directions="frame")
-
-
-def gadget_start(problem: Gadget, delta: float, rng: RngLike = None, jitter: float = 1e-3) -> np.ndarray:
-    """The bad KKT vertex (1, 0) of every block plus a small jitter, projected onto K_delta."""
-    gen = as_rng(rng)
-    return project_triangles(problem.bad_vertex() + jitter * gen.random(problem.dim), delta)
-
-
-def gadget_experiment(gadget_seed: int = 0, runs: int = 4, *, T: int = CLAIM_T, eta: float = 0.01,
-                      delta: float = 0.01, noise: float = 0.1, directions: int | str = "frame",
-                      methods: tuple[str, ...] = ("plain_zo", "boosted_zo"), seed: int = 1) -> dict:
-    """``runs`` online runs of each method on the stacked gadget (d = 20, a_i ~ U[0.57, 0.62]),
-    started at the bad vertex. Returns per method the tail-average ratios F(x_bar)/OPT and the
-    final (1 - 1/e)-regret per round divided by OPT, plus the raw runs."""
-    G = random_gadget(10, rng=gadget_seed)
-    gen = np.random.default_rng([gadget_seed, seed])
-    x0 = np.stack([gadget_start(G, delta, gen) for _ in range(runs)])
-    out = {"gadget": G}
-    for m in methods:
-        run = simulate_online(G, x0, method=m, T=T, eta=eta, delta=delta, noise=noise, directions=directions,
-                              rng=np.random.default_rng([gadget_seed, seed, METHODS.index(m)]))
-        out[m] = {"ratio": G.fun(run["x_bar"]) / G.opt,
-                  "regret": alpha_regret(run, ALPHA_BOOST)[:, -1] / G.opt, "run": run}
-    return out
-
-
-@claim("14", "Wrapped (boosted) zeroth-order online ascent escapes the bad KKT vertex; plain ZO ascent "
-             "stays below 1 - 1/e",
-       expect="wrapped ZO-OGA: F(x_bar)/OPT >= 0.9 and (1-1/e)-regret/T <= 0 in every run; plain ZO-OGA: "
-              "F(x_bar)/OPT < 1 - 1/e and (1-1/e)-regret/T > 0 in every run (d = 20, T = 3000, "
-              "orthonormal-frame two-point estimator, 2d queries per round)",
-       name="wrapper_escapes")
-def claim_wrapper_escapes(fast: bool = False) -> Measured:
-    """The card's CPU check on the stacked gadget, with the orthonormal-frame two-point estimator
-    (exact in mean and variance-free on quadratics, so the run tests what the wrapper changes: the
-    estimator's mean)."""
-    seeds = (0,) if fast else (0, 1, 2)
-    wr, pr, wg, pg = [], [], [], []
-    for s in seeds:
-        ex = gadget_experiment(s, runs=4, **CLAIM_SETTINGS)
-        wr += list(ex["boosted_zo"]["ratio"])
-        pr += list(ex["plain_zo"]["ratio"])
-        wg += list(ex["boosted_zo"]["regret"])
-        pg += list(ex["plain_zo"]["regret"])
-    values = {"wrapped_min_ratio": min(wr), "plain_max_ratio": max(pr),
-              "wrapped_max_regret_per_round_over_OPT": max(wg), "plain_min_regret_per_round_over_OPT": min(pg),
-              "runs": len(wr)}
-    holds = min(wr) >= 0.9 and max(pr) < ALPHA_BOOST and max(wg) <= 0 and min(pg) > 0
-    return Measured(values, holds=bool(holds),
-                    summary=f"wrapped ratio >= {min(wr):.3f}, plain ratio <= {max(pr):.3f}; regret/(T OPT): "
-                            f"wrapped <= {max(wg):.3f}, plain >= {min(pg):.3f} over {len(wr)} runs",
-                    details={"wrapped": wr, "plain": pr})
-
-
-@claim("14", "With the card's single-direction two-point estimator, plain ZO ascent stays trapped below "
-             "1 - 1/e",
-       expect="plain ZO-OGA with b = 1 direction per round: F(x_bar)/OPT < 1 - 1/e in every run "
-              "(d = 20, T = 3000, eta = 0.01)",
-       name="single_direction_trap", reproduces=False)
-def claim_single_direction_trap(fast: bool = False) -> Measured:
-    """Measured: the estimator's own noise kicks plain ascent out of the shallow trap."""
-    seeds = (0,) if fast else (0, 1, 2)
-    pr, wr = [], []
-    for s in seeds:
-        ex = gadget_experiment(s, runs=4, **{**CLAIM_SETTINGS, "directions": 1})
-        pr += list(ex["plain_zo"]["ratio"])
-        wr += list(ex["boosted_zo"]["ratio"])
-    values = {"plain_max_ratio": max(pr), "plain_median_ratio": float(np.median(pr)),
-              "wrapped_median_ratio": float(np.median(wr)), "runs": len(pr)}
-    return Measured(values, holds=bool(max(pr) < ALPHA_BOOST),
-                    summary=f"plain ZO ratio up to {max(pr):.3f} (median {np.median(pr):.3f}); wrapped "
-                            f"median {np.median(wr):.3f}",
-                    details={"wrapped": wr, "plain": pr})
-
-
-# --------------------------------------------------------------------------- figures and explorers
-
-GADGET_A = (0.52, 0.56, 0.6, 0.62, 0.64, 0.66)
-GADGET_GAMMA = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0)
-_TRI = np.array([[0, 0], [1, 0], [0, 1], [0, 0]], dtype=float)
-
-
-def escape_threshold(gamma: float) -> float:
-    """a*(gamma) = c0/(c0 + c1): the boosted field leaves the vertex (1, 0) iff a < a*(gamma)
-    (= 1 - 1/e at gamma = 1; 1/2 as gamma -> infinity, the plain gradient's threshold)."""
-    c0, c1 = boost_constants(gamma)
-    return c0 / (c0 + c1)
-
-
-def ascent_path(a: float, gamma: float | None, steps: int = 400, eta: float = 0.2,
-                start=(0.996, 0.002)) -> np.ndarray:
-    """Deterministic projected ascent on one gadget block: the plain gradient (gamma None) or the
-    exact boosted gradient. Returns the (steps + 1) x 2 path."""
-    G = make_gadget([a])
-    x = np.asarray(start, dtype=float)
-    path = [x]
-    for _ in range(check_int(steps, "steps", minimum=1)):
-        g = G.jac(x) if gamma is None else G.boosted_jac(x, gamma)
-        x = _project(x + eta * g, 0.0)
-        path.append(x)
-    return np.array(path)
-
-
-def _arrows(points: np.ndarray, vectors: np.ndarray, scale: float) -> tuple[list, list]:
-    """Line segments (with small heads) for a quiver plot, separated by None."""
-    xs, ys = [], []
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    v = scale * vectors / np.maximum(norms.max(), 1e-12)
-    for p, w in zip(points, v):
-        e = p + w
-        back = -0.3 * w
-        side = np.array([-back[1], back[0]]) * 0.5
-        xs += [p[0], e[0], None, e[0], e[0] + back[0] + side[0], None, e[0], e[0] + back[0] - side[0], None]
-        ys += [p[1], e[1], None, e[1], e[1] + back[1] + side[1], None, e[1], e[1] + back[1] - side[1], None]
-    return xs, ys
-
-
-@lru_cache(maxsize=None)
-def _gadget_step(a: float, gamma: float) -> SliderStep:
-    G = make_gadget([a])
-    n = 41
-    s = np.linspace(0, 1, n)
-    X1, X2 = np.meshgrid(s, s)
-    pts = np.stack([X1, X2], axis=-1)
-    inside = X1 + X2 <= 1 + 1e-9
-    Zf = np.where(inside, G.fun(pts), np.nan)
-    Zs = np.where(inside, G.surrogate(pts, gamma), np.nan)
-    q = np.array([(i, j) for i in np.linspace(0.05, 0.95, 8) for j in np.linspace(0.05, 0.95, 8) if i + j <= 1.0]
-                 + [(1.0, 0.0), (0.0, 1.0), (0.5, 0.5)])
-    traces = []
-    for col, (Z, field, name, path, color) in enumerate((
-            (Zf, G.jac(q), "grad F (plain)", ascent_path(a, None), color_for(1)),
-            (Zs, G.boosted_jac(q, gamma), "grad F~ (boosted)", ascent_path(a, gamma), color_for(0)))):
-        ax = "" if col == 0 else "2"
-        traces.append(go.Contour(x=s, y=s, z=Z, colorscale="Greys", showscale=False, ncontours=18, opacity=0.5,
-                                 xaxis=f"x{ax}", yaxis=f"y{ax}", hoverinfo="skip",
-                                 contours=dict(showlines=True), line=dict(width=0.5), name="contours"))
-        traces.append(go.Scatter(x=_TRI[:, 0], y=_TRI[:, 1], mode="lines", xaxis=f"x{ax}", yaxis=f"y{ax}",
-                                 line=dict(color="#444", width=1.5), showlegend=False, hoverinfo="skip"))
-        ax_, ay_ = _arrows(q, field, 0.12)
-        traces.append(go.Scatter(x=ax_, y=ay_, mode="lines", xaxis=f"x{ax}", yaxis=f"y{ax}", name=name,
-                                 line=dict(color=color, width=1.4), hoverinfo="skip"))
-        keep = thin_indices(len(path), 80)
-        end = path[-1]
-        label = "plain ascent path" if col == 0 else "boosted ascent path"
-        traces.append(go.Scatter(x=path[keep, 0], y=path[keep, 1], mode="lines+markers", xaxis=f"x{ax}",
-                                 yaxis=f"y{ax}", name=label + f" (ends at F = {G.fun(end):.2f})",
-                                 line=dict(color=color, width=3, dash="dot"), marker=dict(size=4)))
-    thr = escape_threshold(gamma)
-    verdict = "escapes" if a < thr else "is trapped"
-    note = dict(text=f"a = {a:g}, gamma = {gamma:g}: boosted threshold a*(gamma) = {thr:.3f}, so boosted ascent "
-                     f"{verdict}; plain threshold 1/2", x=0.0, y=-0.2, xref="paper", yref="paper",
-                showarrow=False, xanchor="left", font=dict(size=12))
-    return SliderStep(label=f"{gamma:g}" if a == 0.6 else f"a={a:g},g={gamma:g}", traces=traces,
-                      layout=dict(annotations=[note]))
-
-
-def _style_gadget(fig: go.Figure) -> go.Figure:
-    axis = dict(range=[-0.03, 1.03], showline=True, linecolor="#888", mirror=True, constrain="domain")
-    fig.update_layout(
-        xaxis=dict(domain=[0, 0.46], title_text="x<sub>1</sub>", **axis),
-        yaxis=dict(title_text="x<sub>2</sub>", scaleanchor="x", **axis),
-        xaxis2=dict(domain=[0.54, 1], title_text="x<sub>1</sub>", anchor="y2", **axis),
-        yaxis2=dict(title_text="x<sub>2</sub>", anchor="x2", scaleanchor="x2", **axis),
-        legend=dict(font=dict(size=11)), margin=dict(t=110, b=150),
-    )
-    return fig
-
-
-@lru_cache(maxsize=None)
-def _layout(which: str) -> dict:
-    """Explorer layouts, styled once (restyling on every move costs tens of ms)."""
-    if which == "gadget":
-        return _style_gadget(base_layout(go.Figure(), height=560)).layout.to_plotly_json()
-    return _style_regret(base_layout(go.Figure(), height=500)).layout.to_plotly_json()
-
-
-def gadget_slider_figure(a: float = 0.6) -> go.Figure:
-    """Static twin of :data:`EXPLORER_GADGET`: the gamma slider at a = 0.6."""
-    steps = [_gadget_step(a, g) for g in GADGET_GAMMA]
-    fig = slider_figure(steps, slider_label="boosting parameter gamma (a = 0.6)", active=GADGET_GAMMA.index(1.0),
-                        fixed_axes=False, height=600)
-    return _style_gadget(fig)
-
-
-def gadget_explorer_figure(a: float = 0.6, gamma: float = 1.0) -> go.Figure:
-    """Live twin: left, F and its gradient field with plain ascent; right, the boosted surrogate."""
-    if a not in GADGET_A:
-        raise ValueError(f"a must be one of {GADGET_A}, got {a!r}")
-    if gamma not in GADGET_GAMMA:
-        raise ValueError(f"gamma must be one of {GADGET_GAMMA}, got {gamma!r}")
-    st = _gadget_step(a, gamma)
-    fig = go.Figure(data=st.traces, layout=_layout("gadget"))
-    fig.update_layout(annotations=st.layout["annotations"])
-    return fig
-
-
-EXPLORER_GADGET = Explorer("14", "gadget", gadget_explorer_figure, {
-    "a": Slider("gadget a", list(GADGET_A), 0.6),
-    "gamma": Slider("boosting gamma", list(GADGET_GAMMA), 1.0),
-}, description="Gradient fields of F and of the boosted surrogate on one gadget block.")
-
-
-DASH_ETA = (0.002, 0.005, 0.01, 0.02, 0.05)
-DASH_NOISE = (0.0, 0.1, 0.3)
-DASH_DIRECTIONS = ("1", "20", "frame")
-DASH_METHODS = ("plain_zo", "boosted_zo", "boosted_fo")
-#: One colour per method on every figure of the chapter: plain red, wrapped blue, first-order green.
-METHOD_COLORS = {"plain_zo": color_for(1), "boosted_zo": color_for(0), "boosted_fo": color_for(2)}
-
-
-@lru_cache(maxsize=None)
-def dashboard_runs(directions: str, noise: float, T: int = CLAIM_T) -> dict:
-    """Every step size of DASH_ETA at once (one batched run per method) on gadget 0, from the bad
-    vertex. Returns per method the (len(DASH_ETA), T) arrays of ratio F(x_t)/OPT and of the
-    cumulative reward and comparator (for any alpha)."""
-    check_choice(directions, "directions", DASH_DIRECTIONS)
-    G = random_gadget(10, rng=0)
-    x0 = np.tile(gadget_start(G, 0.01, rng=1), (len(DASH_ETA), 1))
-    b = "frame" if directions == "frame" else int(directions)
-    out = {}
-    for k, m in enumerate(DASH_METHODS):
-        if m == "boosted_fo" and directions != DASH_DIRECTIONS[0]:
-            out[m] = dashboard_runs(DASH_DIRECTIONS[0], noise, T)[m]
-            continue
-        run = simulate_online(G, x0, method=m, T=T, eta=np.array(DASH_ETA), delta=0.01, noise=noise,
-                              directions=b, rng=np.random.default_rng([7, k]))
-        out[m] = {"ratio": run["value"] / G.opt, "cum_reward": np.cumsum(run["reward"], axis=1) / G.opt,
-                  "best": run["best"] / G.opt}
-    return out
-
-
-@lru_cache(maxsize=None)
-def _regret_step(eta: float, directions: str, noise: float, half: bool) -> SliderStep:
-    runs = dashboard_runs(directions, noise)
-    i = DASH_ETA.index(eta)
-    alpha = ALPHA_STATIONARY if half else ALPHA_BOOST
-    T = runs["plain_zo"]["ratio"].shape[1]
-    keep = thin_indices(T, 250, log=True)
-    t = np.arange(1, T + 1)[keep]
-    traces = []
-    for m in DASH_METHODS:
-        r = runs[m]
-        reg = (alpha * r["best"][i, keep] - r["cum_reward"][i, keep]) / t
-        traces.append(go.Scatter(x=t, y=reg, mode="lines", name=METHOD_NAMES[m], legendgroup=m,
-                                 line=dict(color=METHOD_COLORS[m], width=2.2)))
-    for m in DASH_METHODS:
-        traces.append(go.Scatter(x=t, y=runs[m]["ratio"][i, keep], mode="lines", name=METHOD_NAMES[m],
-                                 legendgroup=m, showlegend=False, xaxis="x2", yaxis="y2",
-                                 line=dict(color=METHOD_COLORS[m], width=2.2)))
-    for level, name, dash in ((ALPHA_BOOST, "1 - 1/e", "dash"), (ALPHA_STATIONARY, "1/2", "dot")):
-        traces.append(go.Scatter(x=[1, T], y=[level, level], mode="lines", name=f"ratio {name}", xaxis="x2",
-                                 yaxis="y2", line=dict(color="#777", dash=dash, width=1.2)))
-    traces.append(go.Scatter(x=[1, T], y=[0, 0], mode="lines", name="zero regret", showlegend=False,
-                             line=dict(color="#777", width=1)))
-    return SliderStep(label=f"{eta:g}", traces=traces)
-
-
-def _style_regret(fig: go.Figure) -> go.Figure:
-    fig.update_layout(
-        xaxis=dict(domain=[0, 0.45], type="log", title_text="round t"),
-        yaxis=dict(title_text="alpha-regret per round / OPT", range=[-0.45, 0.7]),
-        xaxis2=dict(domain=[0.57, 1], type="log", title_text="round t", anchor="y2", showline=True,
-                    linecolor="#888", mirror=True),
-        yaxis2=dict(title_text="F(x_t) / OPT", anchor="x2", range=[0.3, 1.02], showline=True, linecolor="#888",
-                    mirror=True),
-        legend=dict(font=dict(size=11)), margin=dict(t=110),
-    )
-    return fig
-
-
-def regret_slider_figure(directions: str = "frame", noise: float = 0.1) -> go.Figure:
-    """Static twin of :data:`EXPLORER_REGRET`: the step-size slider, alpha = 1 - 1/e."""
-    steps = [_regret_step(e, directions, noise, False) for e in DASH_ETA]
-    fig = slider_figure(steps, slider_label="step size eta", active=DASH_ETA.index(0.01), fixed_axes=False,
-                        height=520)
-    return _style_regret(fig)
-
-
-def regret_explorer_figure(eta: float = 0.01, directions: str = "frame", noise: float = 0.1,
-                           half: bool = False) -> go.Figure:
-    """Live twin of the regret dashboard (left: alpha-regret per round; right: F(x_t)/OPT)."""
-    if eta not in DASH_ETA:
-        raise ValueError(f"eta must be one of {DASH_ETA}, got {eta!r}")
-    if noise not in DASH_NOISE:
-        raise ValueError(f"noise must be one of {DASH_NOISE}, got {noise!r}")
-    check_choice(directions, "directions", DASH_DIRECTIONS)
-    return go.Figure(data=_regret_step(eta, directions, noise, bool(half)).traces, layout=_layout("regret"))
-
-
-EXPLORER_REGRET = Explorer("14", "regret", regret_explorer_figure, {
-    "eta": Slider("step size eta", list(DASH_ETA), 0.01),
-    "directions": Choice("ZO directions b", list(DASH_DIRECTIONS), "frame"),
-    "noise": Slider("reward noise sigma", list(DASH_NOISE), 0.1),
-    "half": Toggle("alpha = 1/2 (instead of 1 - 1/e)", False),
-}, description="alpha-regret per round and F(x_t)/OPT of plain, wrapped and first-order boosted ascent.")
