@@ -194,6 +194,17 @@ def test_l1_reference_matches_scipy_minimize():
 
 # --- games ---------------------------------------------------------------------------------------
 
+def test_duality_gap_rejects_bad_input():
+    A = q.rps_game(0.3)
+    x = np.full(3, 1 / 3)
+    with pytest.raises(ValueError, match="x"):
+        q.duality_gap(A, np.array([np.nan, 0.5, 0.5]), x)
+    with pytest.raises(ValueError, match="y"):
+        q.duality_gap(A, x, np.ones(4) / 4)
+    with pytest.raises(ValueError, match="A"):
+        q.duality_gap(np.full((3, 3), np.inf), x, x)
+
+
 @pytest.mark.parametrize("method,tol", [("mwu", 0.03), ("mirror_prox", 1e-3)])
 def test_game_value_and_gap(method, tol):
     A = q.rps_game(0.3)

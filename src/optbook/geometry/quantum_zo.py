@@ -498,7 +498,15 @@ def game_value(A: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
 
 
 def duality_gap(A: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:
-    """``max_j (A^T x)_j - min_i (A y)_i >= 0``, zero exactly at a Nash equilibrium."""
+    """``max_j (A^T x)_j - min_i (A y)_i >= 0``, zero exactly at a Nash equilibrium (x, y mixed
+    strategies of the row and column player of the n x k payoff matrix A)."""
+    A = check_matrix(A, "A")
+    x = check_vector(x, "x", A.shape[0])
+    y = check_vector(y, "y", A.shape[1])
+    return _duality_gap(A, x, y)
+
+
+def _duality_gap(A: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:
     return float(np.max(A.T @ x) - np.min(A @ y))
 
 
@@ -545,10 +553,10 @@ def game_dynamics(A: np.ndarray, *, method: str = "mwu", step: float = 0.1, maxi
         xa, ya = xs / (t + 1), ys / (t + 1)
         xs_hist.append(xa)
         ys_hist.append(ya)
-        tr.record(objective=float(np.max(A.T @ xa)), gap=duality_gap(A, xa, ya), queries=calls,
-                  step_size=step, last_gap=duality_gap(A, x, y))
+        tr.record(objective=float(np.max(A.T @ xa)), gap=_duality_gap(A, xa, ya), queries=calls,
+                  step_size=step, last_gap=_duality_gap(A, x, y))
     return Result(x=xs / maxiter, y=ys / maxiter, nit=maxiter, trace=tr, queries=calls, success=True,
-                  gap=duality_gap(A, xs / maxiter, ys / maxiter), x_avg_path=np.array(xs_hist),
+                  gap=_duality_gap(A, xs / maxiter, ys / maxiter), x_avg_path=np.array(xs_hist),
                   y_avg_path=np.array(ys_hist), message="maxiter reached")
 
 
