@@ -607,9 +607,12 @@ def reference_solution(problem: SemiInfiniteMinMax, starts) -> Result:
     """SLSQP on min Phi(x) s.t. G(x) <= 0 with the exact (global) inner maxima, best of several
     starts: the reference the claim compares against."""
     problem = _check_problem(problem)
-    starts = np.atleast_2d(np.asarray(starts, dtype=float))
-    if starts.shape[1] != problem.dim_x or not np.all(np.isfinite(starts)):
-        raise ValueError(f"starts must be finite rows of length {problem.dim_x}")
+    try:
+        starts = np.atleast_2d(np.asarray(starts, dtype=float))
+    except (TypeError, ValueError) as err:
+        raise ValueError("starts must be an array of numbers") from err
+    if starts.ndim != 2 or starts.shape[0] == 0 or starts.shape[1] != problem.dim_x or not np.all(np.isfinite(starts)):
+        raise ValueError(f"starts must be one or more finite rows of length {problem.dim_x}, got shape {starts.shape}")
     best = None
     for s in starts:
         res = minimize(problem.Phi, s, jac=lambda z: problem.grad_x_phi(z, problem.best_y(z)), method="SLSQP",
