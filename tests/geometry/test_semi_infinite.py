@@ -217,7 +217,8 @@ def test_determinism_and_counts():
     assert np.array_equal(r3.x, r1.x)
     assert list(r3.trace.iteration) == [0, 7, 14, 21, 28, 35, 42, 49, 50]
     assert np.array_equal(r3.trace["infeasibility"][-1:], r1.trace["infeasibility"][-1:])
-    p = si.penalty_gda(P, np.zeros(P.dim_x), mu=30.0, eta=0.01, inner_y=1, inner_w=1, maxiter=20)
+    p = si.penalty_gda(P, np.zeros(P.dim_x), mu=30.0, eta=1e-3, inner_y=1, inner_w=1, maxiter=20)
+    assert p.success
     assert p.grad_evals == 20 * (1 + 1 + 2)
     e1 = si.exchange_method(P, np.zeros(P.dim_x), rng=3)
     e2 = si.exchange_method(P, np.zeros(P.dim_x), rng=3)

@@ -644,3 +644,50 @@ def dual_dynamics_figure() -> go.Figure:
     fig.update_yaxes(title_text="G(x)", row=1, col=2)
     fig.update_layout(margin=dict(t=120))
     return fig
+
+
+# --------------------------------------------------------------------------- numbers for the prose
+
+_E = "{:.1e}"
+GLUE_FORMATS = {
+    "multitask_violation": {"idb_violation": _E, "idb_violation_max": _E, "idb_accuracy": _E,
+                            "idb_accuracy_max": _E, "penalty_violation": _E, "penalty_violation_min": _E,
+                            "penalty_violation_max": _E, "penalty_accuracy": _E, "penalty_mu": "{:g}",
+                            "penalty_eta": "{:g}", "idb_eta": "{:g}", "idb_alpha": "{:g}", "grad_evals": "{:,.0f}",
+                            "penalty_violation_over_lambda_mu": "{:.2f}", "lambda_star": "{:.2f}"},
+    "nonconvex_violation": {"idb_violation": _E, "idb_violation_max": _E, "idb_kkt": _E, "idb_kkt_max": _E,
+                            "idb_accuracy": _E, "idb_accuracy_max": _E, "penalty_violation": _E,
+                            "penalty_violation_max": _E, "penalty_accuracy": "{:.2f}",
+                            "hessian_min_eig_at_start": "{:.3f}"},
+    "exchange_evals": {"ratio": "{:.2f}", "ratio_min": "{:.2f}", "ratio_max": "{:.2f}", "idb_evals": "{:.0f}",
+                       "exchange_evals": "{:.0f}", "exchange_cuts": "{:.0f}", "exchange_evals_default": "{:.0f}",
+                       "idb_eta": "{:g}", "idb_alpha": "{:g}", "exchange_ascent_steps": "{:.0f}",
+                       "exchange_n_starts": "{:.0f}"},
+}
+
+
+@lru_cache(maxsize=1)
+def limits_numbers() -> dict[str, tuple]:
+    """The measured failure modes of the limits section: the kink instance (data seed KINK_SEED,
+    where both ends of the ball are worst at the solution) and option A's interior stop on the
+    nonconvex seed 1. name -> (value, format)."""
+    P, ref = instance(KINK_SEED)
+    w = P.worst_w(ref.x)
+    kink = run("idb", KINK_SEED, "convex", eta=0.05, alpha=5.0)
+    Pn, _ = instance(1, "nonconvex")
+    a = idb_pd(Pn, np.zeros(10), rho="plus", eta=0.05, alpha=5.0, maxiter=BUDGET, record_every=BUDGET, **INNER)
+    b = run("idb", 1, "nonconvex", eta=0.05, alpha=5.0)
+    ma, mb = Pn.measures(a.x, a.lam), Pn.measures(b.x, b.lam)
+    return {"kink_gap_ends": (abs(P.psi(ref.x, w) - P.psi(ref.x, -w)), _E),
+            "kink_violation": (kink.trace["infeasibility"][-1], "{:.2f}"),
+            "kink_accuracy": (final_accuracy(kink, KINK_SEED), "{:.2f}"),
+            "optA_G": (ma["G"], "{:.3f}"), "optA_compl": (ma["complementarity"], _E), "optA_lam": (a.lam, "{:.2f}"),
+            "optB_kkt": (mb["kkt"], _E)}
+
+
+def glue_numbers(numbers: dict[str, tuple]) -> None:
+    """Glue every (value, format) of a numbers dict under its name."""
+    from ..viz import glue
+
+    for name, (value, fmt) in numbers.items():
+        glue(name, value, fmt)
