@@ -372,5 +372,9 @@ def test_bad_input_raises_value_error(multitask):
         si.barrier_direction(np.ones(2), np.ones(2), 0.0, delta=-1.0)
     with pytest.raises(ValueError, match="g "):
         si.barrier_direction(np.array([np.nan, 1.0]), np.ones(2), 0.0)
+    with pytest.raises(ValueError, match="dim_x"):
+        si.SemiInfiniteMinMax(0, 0, 1, *([P.phi] * 10), y0=np.zeros(0), w0=np.zeros(1))
+    with pytest.raises(ValueError, match="psi"):
+        si.SemiInfiniteMinMax(2, 0, 1, *([P.phi] * 3), None, *([P.phi] * 6), y0=np.zeros(0), w0=np.zeros(1))
 
 

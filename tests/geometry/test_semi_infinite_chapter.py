@@ -42,6 +42,14 @@ def test_bad_arguments():
         ch.run("sgd", 0)
     with pytest.raises(ValueError, match="seed"):
         ch.instance(-1)
+    with pytest.raises(ValueError, match="point"):
+        ch.qp_geometry(99, 2.0)
+    with pytest.raises(ValueError, match="alpha"):
+        ch.qp_geometry(0, -1.0)
+    with pytest.raises(ValueError, match="grid_size"):
+        ch.semi_infinite_figure(grid_size=0)
+    with pytest.raises(ValueError, match="eps"):
+        ch.evals_to(ch.count_run(0, eta=0.05, alpha=5.0), 0, eps=0.0)
 
 
 def test_figures_build_and_explorers_answer():

@@ -136,6 +136,15 @@ class SemiInfiniteMinMax:
     data: dict = field(default_factory=dict, compare=False)
     sample_w: Callable[[np.random.Generator], Vec] | None = None
 
+    def __post_init__(self) -> None:
+        check_int(self.dim_x, "dim_x", minimum=1)
+        check_int(self.dim_y, "dim_y")
+        check_int(self.dim_w, "dim_w", minimum=1)
+        for name in ("phi", "grad_x_phi", "grad_y_phi", "psi", "grad_x_psi", "grad_w_psi", "proj_y", "proj_w",
+                     "best_y", "worst_w"):
+            if not callable(getattr(self, name)):
+                raise ValueError(f"{name} must be callable")
+
     def Phi(self, x: Vec) -> float:
         """The objective max_y phi(x, y), with the exact inner maximizer."""
         x = check_vector(x, "x", self.dim_x)

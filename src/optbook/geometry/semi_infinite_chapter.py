@@ -17,7 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..claims import Criterion, Measured, claim
-from ..core import Result, Tuning, check_choice, check_int, grid_search
+from ..core import Result, Tuning, check_choice, check_int, check_positive, grid_search
 from ..core import project_simplex as _proj_simplex
 from ..viz import SliderStep, base_layout, color_for, slider_figure, tuning_figure
 from ..viz.style import dash_for
@@ -125,6 +125,7 @@ def final_accuracy(res: Result, seed: int, kind: str = "convex") -> float:
 def evals_to(res: Result, seed: int, kind: str = "convex", eps: float = EPS) -> float:
     """Gradient evaluations after which the run stays eps-feasible and eps-optimal (inf if it
     is not at the end)."""
+    eps = check_positive(eps, "eps")
     acc = accuracy(res, seed, kind)
     bad = np.flatnonzero(~(acc <= eps))
     i = int(bad[-1]) + 1 if bad.size else 0
@@ -406,6 +407,7 @@ TOY_BOX = (-1.5, 2.6)
 @lru_cache(maxsize=2)
 def toy_grids(mu: float = 0.5, n: int = 41) -> dict:
     """Phi and G of the 2-D toy on an n x n grid (G from a 401-point grid in w). Cached."""
+    n = check_int(n, "n", minimum=2)
     P = toy_problem(mu)
     xs = np.linspace(*TOY_BOX, n)
     X = np.array(np.meshgrid(xs, xs)).reshape(2, -1).T
@@ -421,6 +423,7 @@ def toy_grids(mu: float = 0.5, n: int = 41) -> dict:
 def toy_boundary(n_angles: int = 240) -> np.ndarray:
     """The boundary of the toy's feasible set {G <= 0}, found by bisection along rays from 0
     (G is convex with G(0) < 0, so each ray crosses the boundary once). Cached."""
+    n_angles = check_int(n_angles, "n_angles", minimum=3)
     th = np.linspace(0, 2 * np.pi, n_angles)
     u = np.stack([np.cos(th), np.sin(th)], 1)
     wv = np.linspace(0, 1, 801)
@@ -464,6 +467,12 @@ def _clip_halfplane(poly: np.ndarray, a: np.ndarray, b: float) -> np.ndarray:
 @lru_cache(maxsize=128)
 def qp_geometry(point: int, alpha: float, rho: str = "plus", scale: float = 0.3) -> dict:
     """Everything the QP picture needs at QP_POINTS[point] (exact y*, global worst w)."""
+    point = check_int(point, "point")
+    if point >= len(QP_POINTS):
+        raise ValueError(f"point must be < {len(QP_POINTS)}, got {point}")
+    alpha = check_positive(alpha, "alpha", allow_zero=True)
+    rho = check_choice(rho, "rho", ("plus", "value"))
+    scale = check_positive(scale, "scale")
     P = toy_grids()["problem"]
     x = QP_POINTS[point]
     w = P.worst_w(x)
@@ -604,7 +613,8 @@ def semi_infinite_figure(snapshot: int = 8, grid_size: int = 6, pool: bool = Tru
     """Live explorer: the constraint curve w -> psi(x_k, w) at iteration k of iDB-PD, its true
     maximum, the algorithm's w pool (or its single w with ``pool=False``) and what a grid of
     ``grid_size`` points sees."""
-    traces, note = _curve_traces(int(snapshot), int(grid_size), bool(pool))
+    traces, note = _curve_traces(check_int(snapshot, "snapshot"), check_int(grid_size, "grid_size", minimum=1),
+                                 bool(pool))
     return _curve_layout(go.Figure(traces), note)
 
 
