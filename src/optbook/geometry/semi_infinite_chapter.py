@@ -346,6 +346,7 @@ def measures_figure(res: Result, *, title: str | None = None) -> go.Figure:
 def comparison_runs(seed: int = 0, kind: str = "convex") -> dict[str, Result]:
     """The methods of the claims on one data seed, at their tuned settings, logged every 5
     iterations: iDB-PD, the tuned penalty, GDA (the constraint ignored) and the exchange method."""
+    seed, kind = check_int(seed, "seed"), check_choice(kind, "kind", tuple(LOSS_KW))
     ti, tp = tunings()
     _, te = count_tunings()
     return {"iDB-PD": run("idb", seed, kind, BUDGET, 5, **ti.best),
@@ -519,7 +520,7 @@ def _toy_layout(fig: go.Figure, title: str | None = None) -> go.Figure:
 
 def qp_geometry_figure(point: int = 0, alpha: float = 2.0, rho: str = "plus") -> go.Figure:
     """The direction-finding QP at one point of the 2-D toy (live explorer)."""
-    traces, note, shape = _qp_traces(int(point), float(alpha), rho)
+    traces, note, shape = _qp_traces(check_int(point, "point"), check_positive(alpha, "alpha", allow_zero=True), rho)
     fig = go.Figure(traces)
     fig.update_layout(shapes=[shape])
     return _toy_layout(fig, title=note)
@@ -620,6 +621,7 @@ def semi_infinite_figure(snapshot: int = 8, grid_size: int = 6, pool: bool = Tru
 
 def semi_infinite_slider_figure(grid_size: int = 6) -> go.Figure:
     """Static twin: a slider over iterations k (SNAPSHOTS) at a fixed grid size."""
+    grid_size = check_int(grid_size, "grid_size", minimum=1)
     steps = []
     for k in SNAPSHOTS:
         traces, note = _curve_traces(k, grid_size)
