@@ -225,6 +225,27 @@ def test_determinism_and_counts():
     assert np.array_equal(e1.x, e2.x) and e1.grad_evals == e2.grad_evals > 0
 
 
+def test_stopping_rule_uses_only_the_methods_own_estimates():
+    # on the ball the inner max is exact, so at the stop the true measures are small too
+    xt = np.array([3.0, 4.0])
+    P = si.ball_toy(xt)
+    full = si.idb_pd(P, xt.copy(), eta=0.05, alpha=5.0, maxiter=1500, record_every=1)
+    stop = si.idb_pd(P, xt.copy(), eta=0.05, alpha=5.0, maxiter=1500, record_every=1, tol=1e-8)
+    assert stop.message.startswith("converged") and 0 < stop.nit < 1500
+    k = stop.nit
+    assert np.allclose(stop.x, xt / 5, atol=1e-7) and stop.trace.iteration[-1] == k
+    # the rule only decides when to quit: the trajectory is the same as without it
+    assert np.array_equal(full.trace["G"][: k + 1], stop.trace["G"])
+    prev = si.idb_pd(P, xt.copy(), eta=0.05, alpha=5.0, maxiter=k, record_every=k, tol=0.0)
+    assert np.array_equal(prev.x, stop.x)
+    assert stop.grad_evals == (k + 1) * (5 + 2)        # the evaluations of the deciding iteration count
+    assert si.idb_pd(P, xt.copy(), eta=0.05, alpha=5.0, maxiter=k - 1, tol=1e-8).message == "iteration budget used"
+    with pytest.raises(ValueError, match="tol"):
+        si.idb_pd(P, xt.copy(), tol=-1.0)
+    ex = si.exchange_method(P, np.zeros(2), max_rounds=1)
+    assert ex.message == "max_rounds = 1 reached"
+
+
 def test_methods_reach_the_reference_on_the_multitask_problem():
     P = si.robust_multitask_problem(n_samples=100, rng=1)
     ref = si.reference_solution(P, [P.data["x_free"], np.zeros(P.dim_x)])

@@ -16,12 +16,20 @@ def test_reference_is_feasible_and_beats_the_methods():
 
 
 def test_accuracy_and_evals_to():
-    r = ch.count_run(0, eta=0.05, alpha=5.0)
+    r = ch.count_run(0, record_every=1, eta=0.05, alpha=5.0)
     acc = ch.accuracy(r, 0)
     n = ch.evals_to(r, 0, eps=1e-6)
     i = int(np.flatnonzero(r.trace["grad_evals"] == n)[0])
     assert np.all(acc[i:] <= 1e-6) and acc[i - 1] > 1e-6
     assert ch.evals_to(r, 0, eps=1e-30) == np.inf
+    # the method's own stop comes after the oracle time, at an accurate point, and counts what it spent
+    assert r.message.startswith("converged") and r.nit < ch.BUDGET
+    assert ch.evals_to_stop(r, 0) == r.grad_evals >= n
+    assert ch.evals_to_stop(r, 0, eps=1e-30) == np.inf           # stopped, but not that accurate
+    full = ch.run("idb", 0, "convex", eta=0.05, alpha=5.0)         # no stopping rule: the whole budget
+    assert full.message == "iteration budget used" and ch.evals_to_stop(full, 0) == np.inf
+    exch = ch.run("exchange", 0, "convex", ascent_steps=2, n_starts=0)
+    assert exch.message.startswith("converged") and ch.evals_to_stop(exch, 0) == exch.grad_evals
     # a diverged run has infinite accuracy
     bad = ch.run("penalty", 0, "convex", mu=1000.0, eta=1e-3)
     assert not bad.success and ch.final_accuracy(bad, 0) == np.inf
@@ -50,6 +58,10 @@ def test_bad_arguments():
         ch.semi_infinite_figure(grid_size=0)
     with pytest.raises(ValueError, match="eps"):
         ch.evals_to(ch.count_run(0, eta=0.05, alpha=5.0), 0, eps=0.0)
+    with pytest.raises(ValueError, match="eps"):
+        ch.evals_to_stop(ch.count_run(0, eta=0.05, alpha=5.0), 0, eps=-1.0)
+    with pytest.raises(ValueError, match="seed"):
+        ch.comparison_runs(2.5)
 
 
 def test_figures_build_and_explorers_answer():

@@ -448,7 +448,7 @@ def idb_pd(problem: SemiInfiniteMinMax, x0: Vec, *, y0: Vec | None = None, w0: V
            eta: float = 0.05, alpha: float = 5.0, sigma: float = 0.5, beta: float = 1.0,
            inner_y: int = 5, inner_w: int = 5, rho: str = "plus", lam_max: float = 1e6,
            delta: float = 1e-12, eta_decay: float = 0.0, restarts: int = 0, rng=0,
-           maxiter: int = 3000, record_every: int = 1, record_path: bool = False) -> Result:
+           maxiter: int = 3000, tol: float = 0.0, record_every: int = 1, record_path: bool = False) -> Result:
     """iDB-PD, the inexact dynamic barrier primal-dual method (the paper's algorithm).
 
     Each iteration: ``inner_y`` projected ascent steps on y (step ``sigma``) and ``inner_w`` on
@@ -465,9 +465,16 @@ def idb_pd(problem: SemiInfiniteMinMax, x0: Vec, *, y0: Vec | None = None, w0: V
     records Phi(x) (objective), stationarity (grad_norm), infeasibility [G(x)]_+,
     complementarity |lam G(x)|, their largest value (kkt), lam and the cumulative number of
     gradient evaluations, every ``record_every`` iterations and at the last one.
+
+    Stopping rule: with ``tol > 0`` the run stops at the first iterate x_k whose own estimates,
+    computed from the inexact y_k and w_k it already has, are all at most ``tol``: the step
+    ||d_k|| (stationarity), [psi(x_k, w_k)]_+ (infeasibility) and |lam_k psi(x_k, w_k)|
+    (complementarity); the evaluations spent to compute them are counted. ``tol = 0`` runs the
+    whole budget.
     """
     problem = _check_problem(problem)
     x, y, W = _start(problem, x0, y0, w0)
+    tol = check_positive(tol, "tol", allow_zero=True)
     record_every = check_int(record_every, "record_every", minimum=1)
     eta, alpha = check_positive(eta, "eta"), check_positive(alpha, "alpha", allow_zero=True)
     sigma, beta = check_positive(sigma, "sigma"), check_positive(beta, "beta")
@@ -488,9 +495,15 @@ def idb_pd(problem: SemiInfiniteMinMax, x0: Vec, *, y0: Vec | None = None, w0: V
         g, a = problem.grad_x_phi(x, y), problem.grad_x_psi(x, w)
         c = alpha * (max(psi_val, 0.0) if rho == "plus" else psi_val)
         d, lam = _direction(g, a, c, delta, lam_max)
+        evals += calls + 2
+        if tol > 0 and max(float(np.linalg.norm(d)), psi_val, abs(lam * psi_val)) <= tol:
+            if trace.iteration[-1] != k:
+                _log(trace, problem, x, lam, evals, 0.0, k)
+            return Result(x=x, fun=problem.Phi(x), nit=k, success=True, message="converged (own estimates <= tol)",
+                          trace=trace, lam=lam, y=y, w=w, grad_evals=evals, path=np.array(path),
+                          w_pools=np.array(ws))
         step = eta * (k + 1.0) ** (-eta_decay)
         x = x + step * d
-        evals += calls + 2
         if not np.all(np.isfinite(x)) or np.linalg.norm(x) > 1e6:
             return Result(x=x, fun=np.nan, nit=k + 1, success=False, message="diverged", trace=trace,
                           lam=lam, y=y, w=w, grad_evals=evals, path=np.array(path))
@@ -581,7 +594,7 @@ def exchange_method(problem: SemiInfiniteMinMax, x0: Vec, *, w0: Vec | None = No
         counter["evals"] += 2
         return problem.grad_x_phi(z, problem.best_y(z))
 
-    lam = 0.0
+    lam, message = 0.0, f"max_rounds = {max_rounds} reached"
     for _ in range(max_rounds):
         frozen = [w.copy() for w in cuts]
 
@@ -606,9 +619,10 @@ def exchange_method(problem: SemiInfiniteMinMax, x0: Vec, *, w0: Vec | None = No
         j = int(np.argmax(vals))
         _log(trace, problem, x, lam, counter["evals"], np.nan)
         if vals[j] <= tol:
+            message = "converged (searched max psi <= tol)"
             break
         cuts.append(starts[j].copy())
-    return Result(x=x, fun=problem.Phi(x), nit=len(trace) - 1, success=True, message="exchange finished",
+    return Result(x=x, fun=problem.Phi(x), nit=len(trace) - 1, success=True, message=message,
                   trace=trace, lam=lam, cuts=np.array(cuts), grad_evals=counter["evals"])
 
 

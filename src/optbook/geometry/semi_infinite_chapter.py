@@ -44,7 +44,6 @@ INNER = dict(inner_y=1, inner_w=1, sigma=0.5, beta=1.0)   # one ascent step on y
 # default rho = [psi]_+; before any full run, its fast mode stopped on nonconvex seed 1 inside the feasible set at
 # a point that is not KKT (G = -0.010, |lambda G| = 4.3e-3), the interior fixed point of option A.
 RHO = "value"
-COUNT_BUDGET = 500         # iterations of the runs that count gradient evaluations to EPS (logged every one)
 CLAIM_SEEDS = (0, 1, 2, 3, 4)
 FAST_SEEDS = (0, 1)
 # Held out: the claims run on data seeds 0-4. A first choice, (100, 101, 102), was narrowed before any
@@ -64,6 +63,11 @@ COUNT_IDB_GRID = {"eta": (0.1, 0.2, 0.4), "alpha": (5.0, 2.0, 10.0)}
 EXCHANGE_GRID = {"ascent_steps": (5, 2, 1), "n_starts": (0, 1, 2)}
 ACC_FLOOR = 1e-10
 EPS = 1e-6                 # the accuracy to which gradient evaluations are counted (exchange claim)
+# The cost comparison counts each method's evaluations until its OWN stopping rule fires at tolerance EPS (iDB-PD:
+# its estimates ||d_k||, [psi(x_k, w_k)]_+, |lam_k psi| <= EPS; exchange: its search finds max psi <= EPS), and
+# only if the stopped point is EPS-accurate by the exact G and the reference. A first registration counted
+# iDB-PD at an oracle time instead (the first evaluation after which the exact accuracy stays <= EPS, which the
+# method cannot know) against the exchange method's real stop; the referee's review replaced it (ratio 0.25 -> ~0.5).
 N_REF_STARTS = 4
 
 
@@ -146,20 +150,31 @@ def tunings(seeds: tuple[int, ...] = TUNING_SEEDS, kind: str = "convex") -> tupl
     return ti, tp
 
 
-def count_run(seed: int, **params) -> Result:
-    """iDB-PD on the convex instance for COUNT_BUDGET iterations, logged at every one (to count
-    the gradient evaluations to EPS)."""
-    return run("idb", seed, "convex", COUNT_BUDGET, 1, **params)
+def evals_to_stop(res: Result, seed: int, kind: str = "convex", eps: float = EPS) -> float:
+    """Gradient evaluations a run spent until its own stopping rule fired, if it did and the
+    stopped point is eps-feasible and eps-optimal by the exact G and the reference; inf
+    otherwise (no stop within the budget, or a stop at a point that is not eps-accurate)."""
+    eps = check_positive(eps, "eps")
+    ok = res.success and res.message.startswith("converged") and final_accuracy(res, seed, kind) <= eps
+    return float(res.grad_evals) if ok else math.inf
+
+
+def count_run(seed: int, record_every: int = BUDGET, **params) -> Result:
+    """iDB-PD on the convex instance with the stopping rule tol = EPS (at most BUDGET
+    iterations), logged every ``record_every`` iterations and at the stop."""
+    return run("idb", seed, "convex", BUDGET, record_every, tol=EPS, **params)
 
 
 @lru_cache(maxsize=4)
 def count_tunings(seeds: tuple[int, ...] = TUNING_SEEDS) -> tuple[Tuning, Tuning]:
     """For the cost comparison (convex instance): iDB-PD's grid and the exchange method's
-    (ascent_steps, n_starts), 9 settings each, scored by the gradient evaluations to EPS."""
-    ti = grid_search("iDB-PD", lambda seed, eta, alpha: evals_to(count_run(seed, eta=eta, alpha=alpha), seed),
+    (ascent_steps, n_starts), 9 settings each, scored by the gradient evaluations until each
+    method's own stopping rule fires at an EPS-accurate point (:func:`evals_to_stop`)."""
+    ti = grid_search("iDB-PD", lambda seed, eta, alpha: evals_to_stop(count_run(seed, eta=eta, alpha=alpha), seed),
                      COUNT_IDB_GRID, seeds)
-    te = grid_search("exchange (SLSQP)", lambda seed, ascent_steps, n_starts: evals_to(
-        run("exchange", seed, "convex", ascent_steps=ascent_steps, n_starts=n_starts), seed), EXCHANGE_GRID, seeds)
+    te = grid_search("exchange (SLSQP)", lambda seed, ascent_steps, n_starts: evals_to_stop(
+        run("exchange", seed, "convex", ascent_steps=ascent_steps, n_starts=n_starts), seed),   # its tol = EPS
+        EXCHANGE_GRID, seeds)
     return ti, te
 
 
@@ -198,7 +213,11 @@ def _violation_values(kind: str, seeds, tuning_seeds, control: bool) -> tuple[di
               "tuned like iDB-PD (3 x 3 grid of (mu, eta) against iDB-PD's (eta, alpha), on held-out seeds "
               "100-101, by the final accuracy), keeps a median [G]_+ >= 1e-4, within a factor 2 of lambda*/mu "
               "(lambda* the KKT multiplier at the SLSQP reference). 1e-8 sits four orders below the smallest "
-              "lambda*/mu the penalty grid allows (about 2e-3)",
+              "lambda*/mu the penalty grid allows (about 2e-3). Disclosed: the tuning seeds were first 100-102; "
+              "seed 102 was dropped before any claim was run because its solution sits on the kink of G, where "
+              "iDB-PD stalls infeasible at every setting (shown in the chapter's limits); and iDB-PD runs "
+              "rho = psi (option B) instead of the card's default rho = [psi]_+, switched after option A's fast "
+              "mode stopped at a non-KKT interior point (see nonconvex_violation)",
        control="iDB-PD with alpha = 0: the barrier no longer asks the worst constraint to decrease, it only "
                "forbids its increase (the feasibility-restoring ingredient removed)",
        name="multitask_violation")
@@ -238,42 +257,54 @@ def claim_nonconvex_violation(fast: bool = False, control: bool = False) -> Meas
     values["hessian_min_eig_at_start"] = float(max(curv))
     return Measured(values, criteria=[Criterion("idb_violation", "<=", 1e-8), Criterion("idb_kkt", "<=", 1e-6)],
                     seeds=seeds, details=details, precondition=bool(max(curv) < 0),
-                    summary=f"[G]+: iDB-PD {values['idb_violation']:.1e} (KKT error {values['idb_kkt']:.1e}), "
-                            f"tuned penalty {values['penalty_violation']:.1e}")
+                    summary=f"[G]+: iDB-PD {values['idb_violation']:.1e} (KKT error {values['idb_kkt']:.1e}); "
+                            f"penalty at its convex tuning, not converged (accuracy "
+                            f"{values['penalty_accuracy']:.2f}): [G]+ {values['penalty_violation']:.1e}")
 
 
-@claim("12", "To a 1e-6 accurate point, iDB-PD spends fewer gradient evaluations than the exchange method",
-       kind="reproduction",
+@claim("12", "Stopping by its own rule at a 1e-6 accurate point, iDB-PD spends fewer gradient evaluations "
+             "than the exchange method", kind="reproduction",
        paper="iDB-PD outperforms adaptive discretization (the exchange method) on robust multitask learning "
              "(summary of the paper; no number verified); the card expected similar quality at more gradient "
              "evaluations for the exchange method",
        expect="convex instance, data seeds 0-4: median over seeds of evals(iDB-PD) / evals(exchange) <= 1, where "
               "evals counts every gradient of phi or psi (in x, y or w; the exchange's objective gradient uses the "
-              "exact y*(x), counted as two) until the method stays eps-feasible and eps-optimal, eps = 1e-6; each "
-              "method tuned over 9 settings on held-out seeds 100-101 by that count (iDB-PD: eta, alpha; exchange: "
-              "ascent steps and random starts of its search for the most violated w). Both first grids had their "
-              "best on an edge (iDB-PD: eta = 0.1 of 0.02-0.1; exchange: 5 of 50/15/5 steps, 0 of 4/2/0 starts); "
-              "both were widened toward it before this registration's final run",
+              "exact y*(x), counted as two) until the method's own stopping rule fires at tolerance eps = 1e-6 "
+              "(iDB-PD: its estimates ||d_k||, [psi(x_k, w_k)]_+ and |lambda_k psi(x_k, w_k)| all <= eps; exchange: "
+              "its search for the most violated w finds max psi <= eps), counted as infinite unless the stopped "
+              "point is eps-feasible (exact G) and eps-optimal (reference); each method tuned over 9 settings on "
+              "held-out seeds 100-101 by that count (iDB-PD: eta, alpha; exchange: ascent steps and random starts of "
+              "its search). Both first grids had their best on an edge (iDB-PD: eta = 0.1 of 0.02-0.1; exchange: "
+              "5 of 50/15/5 steps, 0 of 4/2/0 starts) and were widened toward it. Disclosed: the first registration "
+              "counted iDB-PD at an oracle time (the first evaluation after which its exact accuracy stays <= eps, "
+              "which the method cannot know) against the exchange method's real stop, and measured a ratio of 0.25; "
+              "a referee's review replaced it by this symmetric count, threshold unchanged",
        control="iDB-PD with alpha = 0 (the feasibility-restoring ingredient removed)",
        name="exchange_evals")
 def claim_exchange_evals(fast: bool = False, control: bool = False) -> Measured:
     seeds = FAST_SEEDS if fast else CLAIM_SEEDS
     ti, te = count_tunings(FAST_TUNING_SEEDS if fast else TUNING_SEEDS)
     p = dict(ti.best, alpha=0.0) if control else ti.best
-    idb = np.array([evals_to(count_run(s, **p), s) for s in seeds])
+    # logged at every iteration (they stop within a few hundred) to read off the oracle time beside the real stop
+    idb_runs = [count_run(s, record_every=1, **p) for s in seeds]
+    idb = np.array([evals_to_stop(r, s) for s, r in zip(seeds, idb_runs)])
+    oracle = np.array([evals_to(r, s) for s, r in zip(seeds, idb_runs)])
     exch_runs = [run("exchange", s, "convex", **te.best) for s in seeds]
-    exch = np.array([evals_to(r, s) for s, r in zip(seeds, exch_runs)])
+    exch = np.array([evals_to_stop(r, s) for s, r in zip(seeds, exch_runs)])
     ratio = idb / exch
     rounds = np.array([len(r.cuts) for r in exch_runs])
     values = {"ratio": float(np.median(ratio)), "ratio_min": float(ratio.min()), "ratio_max": float(ratio.max()),
-              "idb_evals": float(np.median(idb)), "exchange_evals": float(np.median(exch)),
+              "idb_evals": float(np.median(idb)), "idb_evals_oracle": float(np.median(oracle)),
+              "exchange_evals": float(np.median(exch)),
               "exchange_cuts": float(np.median(rounds)), "idb_eta": ti.best["eta"], "idb_alpha": p["alpha"],
               "exchange_ascent_steps": te.best["ascent_steps"], "exchange_n_starts": te.best["n_starts"],
-              "exchange_evals_default": float(np.median([evals_to(run("exchange", s, "convex"), s) for s in seeds]))}
-    return Measured(values, criteria=[Criterion("ratio", "<=", 1.0)], seeds=seeds,
-                    precondition=bool(np.min(rounds) >= 2),   # the discretization needs more than its first cut
-                    details=dict(tunings=(ti, te), idb=idb, exchange=exch),
-                    summary=f"median evals to 1e-6: iDB-PD {values['idb_evals']:.0f}, exchange "
+              "exchange_evals_default": float(np.median([evals_to_stop(run("exchange", s, "convex"), s)
+                                                         for s in seeds]))}
+    # the discretization needs more than its first cut, and the tuned exchange stops at an accurate point
+    precondition = bool(np.min(rounds) >= 2 and np.all(np.isfinite(exch)))
+    return Measured(values, criteria=[Criterion("ratio", "<=", 1.0)], seeds=seeds, precondition=precondition,
+                    details=dict(tunings=(ti, te), idb=idb, idb_oracle=oracle, exchange=exch),
+                    summary=f"median evals to its own stop at 1e-6: iDB-PD {values['idb_evals']:.0f}, exchange "
                             f"{values['exchange_evals']:.0f} (ratio {values['ratio']:.2f})")
 
 
@@ -678,7 +709,7 @@ GLUE_FORMATS = {
                             "penalty_violation_max": _E, "penalty_accuracy": "{:.2f}",
                             "hessian_min_eig_at_start": "{:.3f}"},
     "exchange_evals": {"ratio": "{:.2f}", "ratio_min": "{:.2f}", "ratio_max": "{:.2f}", "idb_evals": "{:.0f}",
-                       "exchange_evals": "{:.0f}", "exchange_cuts": "{:.0f}", "exchange_evals_default": "{:.0f}",
+                       "exchange_evals": "{:.0f}", "idb_evals_oracle": "{:.0f}", "exchange_cuts": "{:.0f}", "exchange_evals_default": "{:.0f}",
                        "idb_eta": "{:g}", "idb_alpha": "{:g}", "exchange_ascent_steps": "{:.0f}",
                        "exchange_n_starts": "{:.0f}"},
 }
@@ -703,6 +734,27 @@ def limits_numbers() -> dict[str, tuple]:
             "optB_kkt": (mb["kkt"], _E)}
 
 
+#: A penalty weight far beyond the grid, with a step on its 1/mu scale (2e-5 oscillates on a held-out seed).
+LARGE_MU, LARGE_MU_ETA = 1e4, 1e-5
+
+
+@lru_cache(maxsize=1)
+def penalty_large_weight() -> dict[str, tuple]:
+    """What a larger penalty weight buys on the claim's seeds and budget: the penalty at
+    LARGE_MU with step LARGE_MU_ETA. Median violation [G]_+, median relative objective gap
+    (Phi - Phi_ref)/Phi_ref and median lambda*/mu. name -> (value, format)."""
+    viol, gap, lm = [], [], []
+    for s in CLAIM_SEEDS:
+        r = run("penalty", s, "convex", mu=LARGE_MU, eta=LARGE_MU_ETA)
+        _, ref = instance(s)
+        viol.append(r.trace["infeasibility"][-1] if r.success else np.inf)
+        gap.append((r.fun - ref.fun) / abs(ref.fun) if r.success else np.inf)
+        lm.append(lambda_star(s) / LARGE_MU)
+    return {"large_mu": (LARGE_MU, "{:,.0f}"), "large_mu_eta": (LARGE_MU_ETA, "{:g}"),
+            "large_mu_violation": (float(np.median(viol)), _E), "large_mu_gap": (100 * float(np.median(gap)), "{:.0f}%"),
+            "large_mu_lambda_mu": (float(np.median(lm)), _E)}
+
+
 def glue_numbers(numbers: dict[str, tuple]) -> None:
     """Glue every (value, format) of a numbers dict under its name."""
     from ..viz import glue
@@ -713,5 +765,5 @@ def glue_numbers(numbers: dict[str, tuple]) -> None:
 
 def count_tuning_panel() -> go.Figure:
     """The tuning figure of the cost comparison: gradient evaluations to EPS (log scale)."""
-    return tuning_figure(list(count_tunings()), score_label="gradient evaluations to a 1e-6 accurate point",
+    return tuning_figure(list(count_tunings()), score_label="gradient evaluations to its own stop (1e-6)",
                          logy=True)
