@@ -755,6 +755,30 @@ def penalty_large_weight() -> dict[str, tuple]:
             "large_mu_lambda_mu": (float(np.median(lm)), _E)}
 
 
+#: Data seeds beyond the claims' and the tuning's, to measure how often iDB-PD fails on this family.
+EXTRA_SEEDS = tuple(range(5, 25))
+FAILURE_ITERS = 1000
+
+
+@lru_cache(maxsize=1)
+def failure_rate(seeds: tuple[int, ...] = EXTRA_SEEDS) -> dict[str, tuple]:
+    """iDB-PD at its tuned setting on further data seeds (FAILURE_ITERS iterations: a third of the
+    claims' budget, where the successful runs are at round-off): how many end with a violation
+    above 1e-6, and how many of those have their reference solution on the kink of G (the two
+    ends of the ball worst to within 1e-6). name -> (value, format)."""
+    ti, _ = tunings()
+    fails, kinks = 0, 0
+    for s in seeds:
+        r = run("idb", s, "convex", FAILURE_ITERS, FAILURE_ITERS, **ti.best)
+        if not (r.success and r.trace["infeasibility"][-1] <= 1e-6):
+            fails += 1
+            P, ref = instance(s)
+            w = P.worst_w(ref.x)
+            kinks += abs(P.psi(ref.x, w) - P.psi(ref.x, -w)) <= 1e-6
+    return {"extra_iters": (FAILURE_ITERS, "{:,d}"), "extra_seeds": (len(seeds), "{:d}"), "extra_first": (seeds[0], "{:d}"), "extra_last": (seeds[-1], "{:d}"),
+            "extra_fails": (fails, "{:d}"), "extra_kinks": (int(kinks), "{:d}")}
+
+
 def glue_numbers(numbers: dict[str, tuple]) -> None:
     """Glue every (value, format) of a numbers dict under its name."""
     from ..viz import glue
