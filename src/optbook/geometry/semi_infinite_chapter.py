@@ -39,6 +39,7 @@ from .semi_infinite import (
 
 LOSS_KW = {"convex": dict(loss="squared"), "nonconvex": dict(loss="welsch", loss_scale=2.0)}
 BUDGET = 3000              # outer iterations of every first-order method
+FAST_BUDGET = 1000         # fast mode (a smoke test of the claims and their controls): a third of it
 INNER = dict(inner_y=1, inner_w=1, sigma=0.5, beta=1.0)   # one ascent step on y and on w: 4 gradients/iteration
 # The claims run iDB-PD with rho = psi (option B, Gong and Liu's choice). A first registration used the card's
 # default rho = [psi]_+; before any full run, its fast mode stopped on nonconvex seed 1 inside the feasible set at
@@ -92,14 +93,19 @@ def lambda_star(seed: int, kind: str = "convex") -> float:
     return float(max(-(a @ g) / (a @ a), 0.0))
 
 
-@lru_cache(maxsize=1024)
 def run(method: str, seed: int, kind: str = "convex", maxiter: int = BUDGET, record_every: int = BUDGET,
         **params) -> Result:
     """One run from x0 = 0 on data seed ``seed``: 'idb' (iDB-PD, params eta, alpha), 'penalty'
     (params mu, eta), 'gda' (the constraint ignored, param eta) with the common inner loops and
     ``maxiter`` iterations, logged every ``record_every``; or 'exchange' (params ascent_steps,
-    n_starts). Cached."""
+    n_starts). Cached (however the arguments are spelled)."""
     method = check_choice(method, "method", ("idb", "penalty", "gda", "exchange"))
+    return _run(method, seed, kind, maxiter, record_every, tuple(sorted(params.items())))
+
+
+@lru_cache(maxsize=1024)
+def _run(method: str, seed: int, kind: str, maxiter: int, record_every: int, params: tuple) -> Result:
+    params = dict(params)
     P, _ = instance(seed, kind)
     x0 = np.zeros(P.dim_x)
     common = dict(maxiter=maxiter, record_every=record_every, **INNER)
@@ -137,12 +143,12 @@ def evals_to(res: Result, seed: int, kind: str = "convex", eps: float = EPS) -> 
 
 
 @lru_cache(maxsize=8)
-def tunings(seeds: tuple[int, ...] = TUNING_SEEDS, kind: str = "convex") -> tuple[Tuning, Tuning]:
+def tunings(seeds: tuple[int, ...] = TUNING_SEEDS, kind: str = "convex", budget: int = BUDGET) -> tuple[Tuning, Tuning]:
     """iDB-PD's (eta, alpha) and the penalty's (mu, eta), 9 settings each on the held-out data
     seeds, scored by the final accuracy after the common budget, floored at ACC_FLOOR (median
     over seeds). The claims use the convex instance's tuning for both instances."""
     def score(method, seed, **p):
-        return max(final_accuracy(run(method, seed, kind, **p), seed, kind), ACC_FLOOR)
+        return max(final_accuracy(run(method, seed, kind, budget, budget, **p), seed, kind), ACC_FLOOR)
 
     ti = grid_search("iDB-PD", lambda seed, eta, alpha: score("idb", seed, eta=eta, alpha=alpha), IDB_GRID, seeds)
     tp = grid_search("quadratic penalty", lambda seed, mu, eta: score("penalty", seed, mu=mu, eta=eta), PENALTY_GRID,
@@ -159,18 +165,19 @@ def evals_to_stop(res: Result, seed: int, kind: str = "convex", eps: float = EPS
     return float(res.grad_evals) if ok else math.inf
 
 
-def count_run(seed: int, record_every: int = BUDGET, **params) -> Result:
-    """iDB-PD on the convex instance with the stopping rule tol = EPS (at most BUDGET
+def count_run(seed: int, record_every: int = BUDGET, budget: int = BUDGET, **params) -> Result:
+    """iDB-PD on the convex instance with the stopping rule tol = EPS (at most ``budget``
     iterations), logged every ``record_every`` iterations and at the stop."""
-    return run("idb", seed, "convex", BUDGET, record_every, tol=EPS, **params)
+    return run("idb", seed, "convex", budget, record_every, tol=EPS, **params)
 
 
 @lru_cache(maxsize=4)
-def count_tunings(seeds: tuple[int, ...] = TUNING_SEEDS) -> tuple[Tuning, Tuning]:
+def count_tunings(seeds: tuple[int, ...] = TUNING_SEEDS, budget: int = BUDGET) -> tuple[Tuning, Tuning]:
     """For the cost comparison (convex instance): iDB-PD's grid and the exchange method's
     (ascent_steps, n_starts), 9 settings each, scored by the gradient evaluations until each
     method's own stopping rule fires at an EPS-accurate point (:func:`evals_to_stop`)."""
-    ti = grid_search("iDB-PD", lambda seed, eta, alpha: evals_to_stop(count_run(seed, eta=eta, alpha=alpha), seed),
+    ti = grid_search("iDB-PD", lambda seed, eta, alpha: evals_to_stop(count_run(seed, budget=budget, eta=eta,
+                                                                                 alpha=alpha), seed),
                      COUNT_IDB_GRID, seeds)
     te = grid_search("exchange (SLSQP)", lambda seed, ascent_steps, n_starts: evals_to_stop(
         run("exchange", seed, "convex", ascent_steps=ascent_steps, n_starts=n_starts), seed),   # its tol = EPS
@@ -178,12 +185,14 @@ def count_tunings(seeds: tuple[int, ...] = TUNING_SEEDS) -> tuple[Tuning, Tuning
     return ti, te
 
 
-def _violation_values(kind: str, seeds, tuning_seeds, control: bool) -> tuple[dict, dict]:
-    """iDB-PD (tuned; with alpha = 0 under ``control``) and the tuned penalty on ``seeds``."""
-    ti, tp = tunings(tuning_seeds)
+def _violation_values(kind: str, fast: bool, control: bool) -> tuple[dict, dict]:
+    """iDB-PD (tuned; with alpha = 0 under ``control``) and the tuned penalty on the claim seeds
+    (fast mode: fewer seeds, one tuning seed, FAST_BUDGET iterations)."""
+    seeds, budget = (FAST_SEEDS, FAST_BUDGET) if fast else (CLAIM_SEEDS, BUDGET)
+    ti, tp = tunings(FAST_TUNING_SEEDS if fast else TUNING_SEEDS, "convex", budget)
     idb_params = dict(ti.best, alpha=0.0) if control else ti.best
-    runs = {"idb": [run("idb", s, kind, **idb_params) for s in seeds],
-            "penalty": [run("penalty", s, kind, **tp.best) for s in seeds]}
+    runs = {"idb": [run("idb", s, kind, budget, budget, **idb_params) for s in seeds],
+            "penalty": [run("penalty", s, kind, budget, budget, **tp.best) for s in seeds]}
     m = {k: [instance(s, kind)[0].measures(r.x, r.lam) if r.success else None for s, r in zip(seeds, rs)]
          for k, rs in runs.items()}
     viol = {k: np.array([np.inf if v is None else v["infeasibility"] for v in m[k]]) for k in m}
@@ -223,7 +232,7 @@ def _violation_values(kind: str, seeds, tuning_seeds, control: bool) -> tuple[di
        name="multitask_violation")
 def claim_multitask_violation(fast: bool = False, control: bool = False) -> Measured:
     seeds = FAST_SEEDS if fast else CLAIM_SEEDS
-    values, details = _violation_values("convex", seeds, FAST_TUNING_SEEDS if fast else TUNING_SEEDS, control)
+    values, details = _violation_values("convex", fast, control)
     ratio = np.array([v * values["penalty_mu"] / lambda_star(s) for s, v in zip(seeds, details["viol"]["penalty"])])
     values["penalty_violation_over_lambda_mu"] = float(np.median(ratio))
     values["lambda_star"] = float(np.median([lambda_star(s) for s in seeds]))
@@ -252,7 +261,7 @@ def claim_multitask_violation(fast: bool = False, control: bool = False) -> Meas
        name="nonconvex_violation")
 def claim_nonconvex_violation(fast: bool = False, control: bool = False) -> Measured:
     seeds = FAST_SEEDS if fast else CLAIM_SEEDS
-    values, details = _violation_values("nonconvex", seeds, FAST_TUNING_SEEDS if fast else TUNING_SEEDS, control)
+    values, details = _violation_values("nonconvex", fast, control)
     curv = [instance(s, "nonconvex")[0].data["hess_min_eig"](np.zeros(10)) for s in seeds]
     values["hessian_min_eig_at_start"] = float(max(curv))
     return Measured(values, criteria=[Criterion("idb_violation", "<=", 1e-8), Criterion("idb_kkt", "<=", 1e-6)],
@@ -283,10 +292,12 @@ def claim_nonconvex_violation(fast: bool = False, control: bool = False) -> Meas
        name="exchange_evals")
 def claim_exchange_evals(fast: bool = False, control: bool = False) -> Measured:
     seeds = FAST_SEEDS if fast else CLAIM_SEEDS
-    ti, te = count_tunings(FAST_TUNING_SEEDS if fast else TUNING_SEEDS)
+    # fast mode: both tuning seeds (one alone picks an unstable setting) at a third of the budget
+    budget = FAST_BUDGET if fast else BUDGET
+    ti, te = count_tunings(TUNING_SEEDS, budget)
     p = dict(ti.best, alpha=0.0) if control else ti.best
     # logged at every iteration (they stop within a few hundred) to read off the oracle time beside the real stop
-    idb_runs = [count_run(s, record_every=1, **p) for s in seeds]
+    idb_runs = [count_run(s, record_every=1, budget=budget, **p) for s in seeds]
     idb = np.array([evals_to_stop(r, s) for s, r in zip(seeds, idb_runs)])
     oracle = np.array([evals_to(r, s) for s, r in zip(seeds, idb_runs)])
     exch_runs = [run("exchange", s, "convex", **te.best) for s in seeds]
