@@ -147,6 +147,7 @@ def tunings(seeds: tuple[int, ...] = TUNING_SEEDS, kind: str = "convex", budget:
     """iDB-PD's (eta, alpha) and the penalty's (mu, eta), 9 settings each on the held-out data
     seeds, scored by the final accuracy after the common budget, floored at ACC_FLOOR (median
     over seeds). The claims use the convex instance's tuning for both instances."""
+    budget = check_int(budget, "budget", minimum=1)
     def score(method, seed, **p):
         return max(final_accuracy(run(method, seed, kind, budget, budget, **p), seed, kind), ACC_FLOOR)
 
@@ -168,6 +169,7 @@ def evals_to_stop(res: Result, seed: int, kind: str = "convex", eps: float = EPS
 def count_run(seed: int, record_every: int = BUDGET, budget: int = BUDGET, **params) -> Result:
     """iDB-PD on the convex instance with the stopping rule tol = EPS (at most ``budget``
     iterations), logged every ``record_every`` iterations and at the stop."""
+    budget, record_every = check_int(budget, "budget", minimum=1), check_int(record_every, "record_every", minimum=1)
     return run("idb", seed, "convex", budget, record_every, tol=EPS, **params)
 
 
@@ -176,6 +178,7 @@ def count_tunings(seeds: tuple[int, ...] = TUNING_SEEDS, budget: int = BUDGET) -
     """For the cost comparison (convex instance): iDB-PD's grid and the exchange method's
     (ascent_steps, n_starts), 9 settings each, scored by the gradient evaluations until each
     method's own stopping rule fires at an EPS-accurate point (:func:`evals_to_stop`)."""
+    budget = check_int(budget, "budget", minimum=1)
     ti = grid_search("iDB-PD", lambda seed, eta, alpha: evals_to_stop(count_run(seed, budget=budget, eta=eta,
                                                                                  alpha=alpha), seed),
                      COUNT_IDB_GRID, seeds)
