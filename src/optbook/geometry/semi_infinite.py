@@ -65,10 +65,12 @@ def _simplex_1d(v: Vec) -> Vec:
     """project_simplex for one short vector without the batch machinery (it runs inside every
     inner ascent step); the same sort-based rule, shifted by the largest entry first."""
     u = v - v.max()
-    s = -np.sort(-u)
-    css = np.cumsum(s) - 1.0
-    rho = np.count_nonzero(s * np.arange(1, u.size + 1) > css)
-    return np.maximum(u - css[rho - 1] / rho, 0.0)
+    total, rho, top = 0.0, 1, 0.0
+    for i, s in enumerate(sorted(u.tolist(), reverse=True), 1):   # a few entries: plain floats are fastest
+        total += s
+        if s * i > total - 1.0:
+            rho, top = i, total - 1.0
+    return np.maximum(u - top / rho, 0.0)
 
 
 # --------------------------------------------------------------------------- the direction QP
@@ -429,11 +431,16 @@ def _inner(problem, x, y, W, sigma, beta, inner_y, inner_w, restarts=0, gen=None
     if problem.dim_y:
         for _ in range(inner_y):
             y = problem.proj_y(y + sigma * problem.grad_y_phi(x, y))
+    calls = (inner_y if problem.dim_y else 0) + inner_w * len(W)
+    if len(W) == 1:   # one candidate: the same steps without the pool's bookkeeping (the common case)
+        w = W[0]
+        for _ in range(inner_w):
+            w = problem.proj_w(w + beta * problem.grad_w_psi(x, w))
+        return y, w[None, :], w, problem.psi(x, w), calls
     for _ in range(inner_w):
         W = np.array([problem.proj_w(w + beta * problem.grad_w_psi(x, w)) for w in W])
     vals = [problem.psi(x, w) for w in W]
     j = int(np.argmax(vals))
-    calls = (inner_y if problem.dim_y else 0) + inner_w * len(W)
     return y, W, W[j], vals[j], calls
 
 
@@ -504,7 +511,7 @@ def idb_pd(problem: SemiInfiniteMinMax, x0: Vec, *, y0: Vec | None = None, w0: V
                           w_pools=np.array(ws))
         step = eta * (k + 1.0) ** (-eta_decay)
         x = x + step * d
-        if not np.all(np.isfinite(x)) or np.linalg.norm(x) > 1e6:
+        if not float(x @ x) <= 1e12:   # NaN, infinite or ||x|| > 1e6
             return Result(x=x, fun=np.nan, nit=k + 1, success=False, message="diverged", trace=trace,
                           lam=lam, y=y, w=w, grad_evals=evals, path=np.array(path))
         if (k + 1) % record_every == 0 or k + 1 == maxiter:
@@ -554,7 +561,7 @@ def penalty_gda(problem: SemiInfiniteMinMax, x0: Vec, *, y0: Vec | None = None, 
             step = problem.grad_x_phi(x, y)
             evals += (inner_y if problem.dim_y else 0) + 1
         x = x - eta * step
-        if not np.all(np.isfinite(x)) or np.linalg.norm(x) > 1e6:
+        if not float(x @ x) <= 1e12:   # NaN, infinite or ||x|| > 1e6
             return Result(x=x, fun=np.nan, nit=k + 1, success=False, message="diverged", trace=trace,
                           lam=lam, grad_evals=evals, path=np.array(path))
         if (k + 1) % record_every == 0 or k + 1 == maxiter:
