@@ -103,18 +103,34 @@ def jordan_success(*, curvature: float = 1.0, ell: float = 1e-3, n_bits: int = 5
     return {"coord1": float(ok[:, 0].mean()), "coord2": float(ok[:, 1].mean()), "joint": float(ok.all(axis=1).mean())}
 
 
-CURVATURE_FACTORS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+CURVATURE_FACTORS = (1.0, 2.0, 4.0, 8.0, 12.0, 16.0, 32.0)
 
 
-def curvature_sweep(factors=CURVATURE_FACTORS, shots: int = 2000, rng: RngLike = 4) -> list[dict]:
-    """Joint single-shot success as the box grows past the card's curvature rule of thumb (no noise)."""
+def joint_success_exact(ell: float, *, n_bits: int = 5, curvature: float = 1.0, noise: float = 0.0) -> float:
+    """The exact probability that one shot is within ``2m/N`` of ``G0`` in both coordinates (summed
+    from the simulated outcome distribution, no sampling); ``noise`` in units of ``m ell / N``."""
+    ell = check_positive(ell, "ell")
+    n_bits = check_int(n_bits, "n_bits", minimum=1)
+    if n_bits > 8:
+        raise ValueError(f"n_bits must be at most 8, got {n_bits}")
+    curvature = check_positive(curvature, "curvature", allow_zero=True)
+    noise = check_positive(noise, "noise", allow_zero=True)
+    n = 2 ** n_bits
+    probs = jordan_probs(n_bits, float(ell), float(curvature), float(noise))
+    axis = M_BOUND * (np.arange(n) - n // 2) / n
+    near = [np.abs(axis - G0[i]) <= 2 * M_BOUND / n + 1e-12 for i in range(2)]
+    return float(probs[np.ix_(near[0], near[1])].sum())
+
+
+def curvature_sweep(factors=CURVATURE_FACTORS) -> list[dict]:
+    """Exact joint single-shot success (N = 32, no noise) as the box grows past the card's curvature
+    rule of thumb ``||H|| ell^2 = m ell / N``."""
     factors = [check_positive(f, "factors") for f in factors]
     if not factors:
         raise ValueError("factors must not be empty")
-    gen = as_rng(rng)
     thr = curvature_threshold(5)
     return [{"box / rule-of-thumb box": fac, "box side ell": fac * thr,
-             "joint success": jordan_success(ell=fac * thr, shots=shots, rng=gen)["joint"]} for fac in factors]
+             "joint success": joint_success_exact(fac * thr)} for fac in factors]
 
 
 # --------------------------------------------------------------------------------------------
