@@ -676,3 +676,50 @@ def bit_sweep_figure(rows: list[dict]) -> go.Figure:
     fig.update_xaxes(title_text="bits per register (resolution m / 2^bits)", tickvals=bits)
     fig.update_yaxes(type="log", title_text="queries (log)")
     return fig
+
+
+# --------------------------------------------------------------------------------------------
+# Numbers for the prose
+# --------------------------------------------------------------------------------------------
+
+def race_numbers(d: int = 32) -> dict[str, tuple]:
+    """Queries to the target of each method's seed-0 run at dimension ``d`` (the race figure's)."""
+    curves = race_curves(int(d))
+    ends = {meth: float(curves[meth]["queries"][-1]) for meth in RACE_METHODS}
+    return {"race_d": (d, "{:d}"), "race_2d": (2 * d, "{:d}"), "race_Q": (repetitions_for(d), "{:d}"),
+            "race_q": (ends["quantum model"], "{:,.0f}"), "race_fd": (ends["coordinate FD"], "{:,.0f}"),
+            "race_zo": (ends["ZO-GD"], "{:,.0f}"), "race_zo_over_fd": (ends["ZO-GD"] / ends["coordinate FD"], "{:.0f}"),
+            "race_iters": (float(race_run("quantum model", d, 0, RACE_STEPS["quantum model"][d]).nit), "{:.0f}")}
+
+
+def repetition_rows(dims=(2, 4, 16, 64, 1024)) -> list[dict]:
+    """Q(d) without noise and for the chapter's noisy 6-bit oracle."""
+    return [{"d": d, "Q(d), noise-free": median_repetitions(d, DELTA), "Q(d), 6 bits, noise m ell/1600": repetitions_for(d)}
+            for d in dims]
+
+
+def setting_numbers() -> dict[str, tuple]:
+    """The noisy oracle's setting: phase noise and one-cell probability at 6 bits, Q(d) at the ends."""
+    s = 2 * np.pi * 2 ** N_BITS * SIGMA_REL
+    return {"noise_s6": (s, "{:.2f}"), "noise_p6": (one_cell_probability(N_BITS, s), "{:.2f}"),
+            "noise_c6": (float(np.exp(-s * s)), "{:.2f}"), "Q_free_64": (median_repetitions(64, DELTA), "{:d}"),
+            "Q_noisy_4": (repetitions_for(4), "{:d}"), "Q_noisy_64": (repetitions_for(64), "{:d}"),
+            "Q_free_4": (median_repetitions(4, DELTA), "{:d}"), "sigma_den": (round(1 / SIGMA_REL), "{:,d}")}
+
+
+def curvature_numbers(rows: list[dict]) -> dict[str, tuple]:
+    """Joint success at 1x, 4x, 8x and 12x the card's rule-of-thumb box."""
+    by = {r["box / rule-of-thumb box"]: r["joint success"] for r in rows}
+    return {f"curv_{int(k)}x": (by[k], "{:.2f}") for k in (1.0, 4.0, 8.0, 12.0) if k in by}
+
+
+def bit_numbers(rows: list[dict]) -> dict[str, tuple]:
+    """The bit sweep's story: the cheapest setting, the 3-bit slowdown, 7 bits' repetitions, 8 bits' refusal."""
+    by = {r["bits"]: r for r in rows}
+    finite = [r for r in rows if np.isfinite(r["queries"])]
+    best = min(finite, key=lambda r: r["queries"])
+    return {"bits_best": (best["bits"], "{:d}"), "bits_best_q": (best["queries"], "{:,.0f}"),
+            "bits_q6": (by[6]["queries"], "{:,.0f}"), "bits_q7": (by[7]["queries"], "{:,.0f}"),
+            "bits_Q7": (by[7]["Q(d)"], "{:.0f}"), "bits_Q6": (by[6]["Q(d)"], "{:.0f}"),
+            "bits_it3": (by[3]["iterations"], "{:.0f}"), "bits_it6": (by[6]["iterations"], "{:.0f}"),
+            "bits_p8": (by[8]["one-cell probability"], "{:.2f}"), "bits_s8": (by[8]["phase noise (rad)"], "{:.1f}")}
