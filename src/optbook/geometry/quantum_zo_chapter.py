@@ -704,7 +704,10 @@ def setting_numbers() -> dict[str, tuple]:
     return {"noise_s6": (s, "{:.2f}"), "noise_p6": (one_cell_probability(N_BITS, s), "{:.2f}"),
             "noise_c6": (float(np.exp(-s * s)), "{:.2f}"), "Q_free_64": (median_repetitions(64, DELTA), "{:d}"),
             "Q_noisy_4": (repetitions_for(4), "{:d}"), "Q_noisy_64": (repetitions_for(64), "{:d}"),
-            "Q_free_4": (median_repetitions(4, DELTA), "{:d}"), "sigma_den": (round(1 / SIGMA_REL), "{:,d}")}
+            "Q_free_4": (median_repetitions(4, DELTA), "{:d}"), "sigma_den": (round(1 / SIGMA_REL), "{:,d}"),
+            **{f"coh_{tag}": (float(np.exp(-(2 * np.pi * v) ** 2)), "{:.2f}") for tag, v in (("01", 0.1), ("03", 0.3))},
+            **{f"haze_{tag}": (float((1 - np.exp(-(2 * np.pi * v) ** 2)) / 1024), "{:.1e}")
+               for tag, v in (("01", 0.1), ("03", 0.3))}}
 
 
 def curvature_numbers(rows: list[dict]) -> dict[str, tuple]:
