@@ -17,7 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..claims import Criterion, Measured, claim
-from ..core import (Result, Tuning, as_rng, check_choice, check_in_range, check_int, check_positive, grid_search,
+from ..core import (Result, Tuning, as_rng, check_choice, check_int, check_positive, grid_search,
                     loglog_slope)
 from ..core.validate import RngLike
 from ..viz import Phase, SliderStep, base_layout, color_for, phase_layout, slider_figure
