@@ -134,4 +134,16 @@ def test_bad_input():
         ch.jordan_success(n_bits=12)
     with pytest.raises(ValueError, match="d"):
         ch.problem(0, 0)
+    with pytest.raises(ValueError, match="prob"):
+        ch.quantum_oracle("l1", np.random.default_rng(0))
+    with pytest.raises(ValueError, match="res"):
+        ch.queries_to_target(None)
+    with pytest.raises(ValueError, match="details"):
+        ch.scaling_figure({})
+    with pytest.raises(ValueError, match="rows"):
+        ch.bit_sweep_figure([])
+    with pytest.raises(ValueError, match="seeds"):
+        ch.bit_sweep(64, ())
+    with pytest.raises(ValueError, match="ell"):
+        ch.jordan_traces(5, -1.0)
     assert isinstance(ch.problem(4, 0), q.L1Regression)

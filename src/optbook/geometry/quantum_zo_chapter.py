@@ -116,7 +116,7 @@ def joint_success_exact(ell: float, *, n_bits: int = 5, curvature: float = 1.0, 
     curvature = check_positive(curvature, "curvature", allow_zero=True)
     noise = check_positive(noise, "noise", allow_zero=True)
     n = 2 ** n_bits
-    probs = jordan_probs(n_bits, float(ell), float(curvature), float(noise))
+    probs = _jordan_probs(n_bits, float(ell), float(curvature), float(noise))
     axis = M_BOUND * (np.arange(n) - n // 2) / n
     near = [np.abs(axis - G0[i]) <= 2 * M_BOUND / n + 1e-12 for i in range(2)]
     return float(probs[np.ix_(near[0], near[1])].sum())
@@ -175,15 +175,21 @@ def problem(d: int, seed: int) -> L1Regression:
     return L1Regression(check_int(d, "d", minimum=1), rng=check_int(seed, "seed"))
 
 
+def _check_problem(prob) -> L1Regression:
+    if not isinstance(prob, L1Regression):
+        raise ValueError(f"prob must be an L1Regression, got {type(prob).__name__}")
+    return prob
+
+
 def gradient_bound(prob: L1Regression) -> float:
     """The Jordan bound ``m``: twice the sup-norm bound on the subgradients, plus a margin."""
-    return 2 * prob.grad_bound + 0.5
+    return 2 * _check_problem(prob).grad_bound + 0.5
 
 
 def quantum_oracle(prob: L1Regression, rng, n_bits: int = N_BITS, repetitions: int | None = None) -> EmulatedJordanOracle:
     """The chapter's emulated noisy Jordan oracle for ``prob``: box :data:`BOX`, oracle noise
     ``sigma = SIGMA_REL m ell``, repetitions for failure probability :data:`DELTA` (unless given)."""
-    m = gradient_bound(prob)
+    m = gradient_bound(prob)       # checks prob
     return EmulatedJordanOracle(prob.jac, prob.d, m=m, n_bits=n_bits, sigma=SIGMA_REL * m * BOX, ell=BOX,
                                 delta=DELTA, repetitions=repetitions, rng=rng)
 
@@ -282,13 +288,21 @@ def race_run(method: str, d: int, seed: int, step_mult: float, *, budget: int | 
                                rng=rng, **common)
 
 
+def _check_result(res) -> Result:
+    if not isinstance(res, Result) or res.get("trace") is None:
+        raise ValueError(f"res must be a Result of race_run, got {type(res).__name__}")
+    return res
+
+
 def queries_to_target(res: Result) -> float:
     """Queries spent when ``f(x_avg) - f* <= TARGET`` first held (inf if never)."""
+    res = _check_result(res)
     return float(res.trace["queries"][-1]) if res.success else np.inf
 
 
 def iterations_to_target(res: Result) -> float:
     """Iterations when ``f(x_avg) - f* <= TARGET`` first held (inf if never)."""
+    res = _check_result(res)
     return float(res.nit) if res.success else np.inf
 
 
@@ -478,7 +492,7 @@ LOG_FLOOR_P = 1e-4      # the colour scale's floor (log10 P from -4 to 0)
 
 
 @lru_cache(maxsize=512)
-def jordan_probs(n_bits: int, ell: float, curvature: float, noise: float) -> np.ndarray:
+def _jordan_probs(n_bits: int, ell: float, curvature: float, noise: float) -> np.ndarray:
     """Outcome distribution on the test quadratic, centred (fftshift) so that axis index ``i``
     is the signed value ``i - N/2``; noise in units of ``m ell / N``, averaged exactly over the
     Gaussian oracle noise."""
@@ -490,8 +504,14 @@ def jordan_probs(n_bits: int, ell: float, curvature: float, noise: float) -> np.
 
 def jordan_traces(n_bits: int = 5, ell: float = 0.1, curvature: float = 1.0, noise: float = 0.0) -> list:
     """Heat map of log10 P(g_hat) over the grid of possible estimates, and the true gradient."""
+    n_bits = check_int(n_bits, "n_bits", minimum=1)
+    if n_bits > 8:
+        raise ValueError(f"n_bits must be at most 8 for the figure, got {n_bits}")
+    ell = check_positive(ell, "ell")
+    curvature = check_positive(curvature, "curvature", allow_zero=True)
+    noise = check_positive(noise, "noise", allow_zero=True)
     n = 2 ** n_bits
-    probs = jordan_probs(int(n_bits), float(ell), float(curvature), float(noise))
+    probs = _jordan_probs(n_bits, ell, curvature, noise)
     axis = M_BOUND * (np.arange(n) - n // 2) / n
     z = np.log10(np.maximum(probs, LOG_FLOOR_P)).T
     ticks = [-4, -3, -2, -1, 0]
@@ -513,12 +533,6 @@ def _jordan_axes(fig: go.Figure) -> go.Figure:
 
 def jordan_figure(n_bits: int = 5, ell: float = 0.1, curvature: float = 1.0, noise: float = 0.0) -> go.Figure:
     """Live Jordan visualiser: the measurement distribution for one setting of the four knobs."""
-    n_bits = check_int(n_bits, "n_bits", minimum=1)
-    if n_bits > 8:
-        raise ValueError(f"n_bits must be at most 8 for the figure, got {n_bits}")
-    ell = check_positive(ell, "ell")
-    curvature = check_positive(curvature, "curvature", allow_zero=True)
-    noise = check_positive(noise, "noise", allow_zero=True)
     fig = go.Figure(jordan_traces(n_bits, ell, curvature, noise))
     base_layout(fig, height=520, title=f"N = {2 ** n_bits}, box {ell:g}, curvature {curvature:g}, "
                                        f"noise {noise:g} x m*ell/N")
@@ -615,6 +629,8 @@ EXPLORER_RACE = Explorer("15", "race", race_figure, {"d": Slider("dimension d", 
 def scaling_figure(details: dict) -> go.Figure:
     """Queries to the target against d (log-log): one point per seed, the median joined, per method,
     with the quantum model's queries per estimate Q(d) for reference."""
+    if not isinstance(details, dict) or not {"table", "dims"} <= set(details):
+        raise ValueError("details must be the query_scaling claim's details (with 'table' and 'dims')")
     table, dims = details["table"], details["dims"]
     fig = go.Figure()
     for i, (key, label) in enumerate((("quantum", "quantum model"), ("coordinate FD", "coordinate FD"),
@@ -643,6 +659,9 @@ def bit_sweep(d: int = NOISE_D, seeds: tuple[int, ...] = CLAIM_SEEDS) -> list[di
     probability, the repetitions Q(d) that it requires (none above 7 bits) and the median queries
     and iterations to the target at the tuned 6-bit step."""
     d = check_int(d, "d", minimum=1)
+    seeds = tuple(check_int(s, "seeds") for s in seeds)
+    if not seeds:
+        raise ValueError("seeds must not be empty")
     mult = float(race_tuning("quantum model", d, TUNE_SEEDS).best["mult"])
     rows = []
     for b in BIT_SWEEP:
@@ -662,6 +681,9 @@ def bit_sweep(d: int = NOISE_D, seeds: tuple[int, ...] = CLAIM_SEEDS) -> list[di
 
 def bit_sweep_figure(rows: list[dict]) -> go.Figure:
     """Median queries to the target against the bits per register, with Q(d) per estimate."""
+    rows = list(rows)
+    if not rows or any(not {"bits", "queries", "Q(d)"} <= set(r) for r in rows):
+        raise ValueError("rows must be bit_sweep() rows (with 'bits', 'queries' and 'Q(d)')")
     bits = [r["bits"] for r in rows]
     q = [r["queries"] if np.isfinite(r["queries"]) else None for r in rows]
     fig = go.Figure([go.Bar(x=bits, y=q, name="queries to f - f* <= 0.05 (median)", marker_color=color_for(0)),
