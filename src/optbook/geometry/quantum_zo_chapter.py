@@ -727,6 +727,8 @@ def setting_numbers() -> dict[str, tuple]:
             "noise_c6": (float(np.exp(-s * s)), "{:.2f}"), "Q_free_64": (median_repetitions(64, DELTA), "{:d}"),
             "Q_noisy_4": (repetitions_for(4), "{:d}"), "Q_noisy_64": (repetitions_for(64), "{:d}"),
             "Q_free_4": (median_repetitions(4, DELTA), "{:d}"), "sigma_den": (round(1 / SIGMA_REL), "{:,d}"),
+            "Q_slope": (loglog_slope(np.array(DIMS, float), [repetitions_for(d) for d in DIMS]), "{:.2f}"),
+            "ex_box_ratio": (0.15 / curvature_threshold(5), "{:.1f}"),
             **{f"coh_{tag}": (float(np.exp(-(2 * np.pi * v) ** 2)), "{:.2f}") for tag, v in (("01", 0.1), ("03", 0.3))},
             **{f"haze_{tag}": (float((1 - np.exp(-(2 * np.pi * v) ** 2)) / 1024), "{:.1e}")
                for tag, v in (("01", 0.1), ("03", 0.3))}}
