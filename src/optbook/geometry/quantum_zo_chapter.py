@@ -423,7 +423,7 @@ def claim_query_scaling(fast: bool = False, control: bool = False) -> Measured:
        expect="d = 64, l1 regression, 5 seeds: median over seeds of iterations to f - f* <= 0.05 of projected "
               "subgradient descent with the emulated Jordan oracle (6 bits, oracle noise sigma = m ell / 1600, i.e. "
               "0.25 rad of phase noise, repetitions for a 1% failure rate), divided by those of the same descent with "
-              "exact subgradients, <= 1.5 (matching up to a constant; both step multipliers tuned over 7 settings on "
+              "exact subgradients, <= 1.5 (matching up to a constant; both step multipliers tuned over 5 settings on "
               "held-out seeds 100-101). Precondition: the estimate's error is exercised, median relative l2 error "
               ">= 0.05",
        control="the same noisy oracle read at 16 bits with the same repetitions (the resolution chosen without the "
