@@ -568,18 +568,27 @@ EXPLORER_JORDAN = Explorer("15", "jordan", jordan_figure, {
 # Figures and explorers: the query race
 # --------------------------------------------------------------------------------------------
 
+def _race_dim(d) -> int:
+    d = check_int(d, "d", minimum=1)
+    if d not in DIMS:
+        raise ValueError(f"d must be one of {DIMS}, got {d}")
+    return d
+
+
 @lru_cache(maxsize=len(DIMS))
+def _race_curves(d: int) -> dict:
+    return {meth: race_run(meth, d, 0, RACE_STEPS[meth][d]).trace.thinned(200) for meth in RACE_METHODS}
+
+
 def race_curves(d: int) -> dict:
     """Seed-0 runs at dimension ``d`` at the steps in :data:`RACE_STEPS` (computed per ``d`` on first
     use, then shared by the static race figure and its live twin)."""
-    if d not in DIMS:
-        raise ValueError(f"d must be one of {DIMS}, got {d}")
-    return {meth: race_run(meth, d, 0, RACE_STEPS[meth][d]).trace.thinned(200) for meth in RACE_METHODS}
+    return _race_curves(_race_dim(d))
 
 
 def race_traces(d: int) -> list:
     """``f(x_avg) - f*`` against cumulative queries, one line per method, and the target line."""
-    curves = race_curves(int(d))
+    curves = race_curves(d)
     out = []
     for i, meth in enumerate(RACE_METHODS):
         tr = curves[meth]
@@ -593,7 +602,7 @@ def race_traces(d: int) -> list:
 
 def race_phases(d: int) -> dict:
     """Shade the query ranges in which 1, 2, then 3 methods have reached the target."""
-    ends = sorted((float(race_curves(int(d))[m]["queries"][-1]), m) for m in RACE_METHODS)
+    ends = sorted((float(race_curves(d)[m]["queries"][-1]), m) for m in RACE_METHODS)
     phases = [Phase(ends[0][0], ends[1][0], f"{ends[0][1]} done"),
               Phase(ends[1][0], ends[2][0], f"{ends[1][1]} done too")]
     return phase_layout(phases, logx=True)
@@ -615,8 +624,7 @@ def race_slider_figure() -> go.Figure:
 
 def race_figure(d: int = 32) -> go.Figure:
     """Live twin of the query race for one dimension."""
-    if int(d) not in DIMS:
-        raise ValueError(f"d must be one of {DIMS}, got {d}")
+    d = _race_dim(d)
     fig = go.Figure(race_traces(d), layout=race_phases(d))
     base_layout(fig, height=500, title=f"d = {d}: queries to reach f - f* <= 0.05")
     return _race_axes(fig)
@@ -706,7 +714,8 @@ def bit_sweep_figure(rows: list[dict]) -> go.Figure:
 
 def race_numbers(d: int = 32) -> dict[str, tuple]:
     """Queries to the target of each method's seed-0 run at dimension ``d`` (the race figure's)."""
-    curves = race_curves(int(d))
+    d = _race_dim(d)
+    curves = race_curves(d)
     ends = {meth: float(curves[meth]["queries"][-1]) for meth in RACE_METHODS}
     return {"race_d": (d, "{:d}"), "race_2d": (2 * d, "{:d}"), "race_Q": (repetitions_for(d), "{:d}"),
             "race_q": (ends["quantum model"], "{:,.0f}"), "race_fd": (ends["coordinate FD"], "{:,.0f}"),
