@@ -5,8 +5,8 @@ Two kinds of experiment. In d = 2 Jordan's circuit is simulated exactly on a qua
 estimator's statistics, the noise and box knobs). For d up to 64 the *query race* runs projected
 subgradient descent on l1 regression with the emulated noisy Jordan oracle (6 bits, oracle noise
 sigma = m ell / 1600, i.e. 0.25 rad of phase noise) against the classical zeroth-order baselines
-and the exact first-order method, every method's step multiplier tuned over one grid on
-held-out seeds (100, 101) and measured on seeds 0-4.
+and the exact first-order method, every method's constant step tuned over one grid of multipliers
+on held-out seeds 100-103 and measured on seeds 0-4.
 """
 from __future__ import annotations
 
@@ -141,7 +141,6 @@ N_BITS = 6              # bits per register of the quantum model
 BOX = 1e-2              # grid box ell
 SIGMA_REL = 1 / 1600    # oracle noise sigma = SIGMA_REL * m * ell: phase noise 2 pi 2^b / 1600
 DELTA = 0.01            # failure probability per estimate that fixes the repetitions
-CONTROL_BITS = 16       # the noisy-oracle control: a resolution chosen without the noise budget
 DIMS = (4, 8, 16, 32, 64)
 FAST_DIMS = (8, 32)
 NOISE_D = 64            # the dimension of the noisy-oracle claim
@@ -149,23 +148,28 @@ TARGET = 0.05
 #: Multiples of each method's base step, in the order tried: the base times 4 first, then outward.
 STEP_GRID = (4.0, 2.0, 8.0, 1.0, 16.0)
 CUTOFF = 2.0            # a tuning run stops at CUTOFF x the best queries so far on its seed
-TUNE_SEEDS = (100, 101)
-FAST_TUNE_SEEDS = (100,)
+TUNE_SEEDS = (100, 101, 102, 103)   # four: two could not see a constant step on the edge of stability
+FAST_TUNE_SEEDS = TUNE_SEEDS[:3]   # one seed picks steps on the edge of stability
 CLAIM_SEEDS = (0, 1, 2, 3, 4)
 FAST_SEEDS = (0, 1, 2)
 RACE_METHODS = ("quantum model", "coordinate FD", "ZO-GD")
-METHODS = RACE_METHODS + ("exact subgradient", "quantum, one register per query")
-BASE_STEP = {"quantum model": 0.5, "coordinate FD": 0.5, "ZO-GD": 1.0, "exact subgradient": 0.5,
-             "quantum, one register per query": 0.5}   # ZO-GD's is further divided by d
+#: The controls' method: the quantum model with the median removed (one shot per estimate).
+ONE_SHOT = "quantum, one shot per estimate"
+METHODS = RACE_METHODS + ("exact subgradient", ONE_SHOT)
+#: Every method runs with a *constant* step ``BASE_STEP * mult`` (ZO-GD's further divided by d, as
+#: its variance ~ d prescribes). A first version used ``eta_0 / sqrt(k+1)`` for all; that schedule
+#: cost ZO-GD up to 6x more queries at d = 64 (its many iterations pay the log factor of the
+#: decaying step), which inflated its slope in d to 1.26 (see the chapter).
+BASE_STEP = {"quantum model": 0.1, "coordinate FD": 0.1, "ZO-GD": 0.16, "exact subgradient": 0.1, ONE_SHOT: 0.1}
 #: Query budgets per run: generous multiples of what a well-tuned run needs at d = 64.
 BUDGETS = {"quantum model": 20_000, "coordinate FD": 40_000, "ZO-GD": 80_000, "exact subgradient": 1_000,
-           "quantum, one register per query": 1_000_000}
+           ONE_SHOT: 20_000}
 #: The step multipliers the held-out tuning picks (``race_tuning``), used by the race figures and
 #: the live explorer so that neither has to tune first; the notebook checks that they agree.
 RACE_STEPS = {
-    "quantum model": {4: 2.0, 8: 4.0, 16: 2.0, 32: 4.0, 64: 4.0},
-    "coordinate FD": {4: 2.0, 8: 4.0, 16: 4.0, 32: 4.0, 64: 4.0},
-    "ZO-GD": {4: 2.0, 8: 2.0, 16: 4.0, 32: 4.0, 64: 8.0},
+    "quantum model": {4: 4.0, 8: 4.0, 16: 4.0, 32: 4.0, 64: 8.0},
+    "coordinate FD": {4: 4.0, 8: 4.0, 16: 8.0, 32: 4.0, 64: 8.0},
+    "ZO-GD": {4: 4.0, 8: 4.0, 16: 4.0, 32: 4.0, 64: 4.0},
 }
 
 
@@ -215,21 +219,6 @@ class _Counted:
         return self.jac(x)
 
 
-class _OneRegisterPerQuery:
-    """The scaling claim's control: the same estimates, but every coordinate read by its own
-    one-register circuit, so each estimate costs ``d`` times the repetitions."""
-
-    def __init__(self, oracle, d: int):
-        self.oracle, self.d = oracle, d
-
-    @property
-    def queries(self) -> int:
-        return self.oracle.queries * self.d
-
-    def __call__(self, x):
-        return self.oracle(x)
-
-
 class _ErrorLog:
     """Wraps a gradient estimate and logs ``||g_hat - grad|| / ||grad||`` per call."""
 
@@ -252,10 +241,11 @@ def race_run(method: str, d: int, seed: int, step_mult: float, *, budget: int | 
     """One run on :func:`problem` (``d``, ``seed``) from ``x = 0`` to ``f(x_avg) - f* <= TARGET``.
 
     ``method``: ``"quantum model"`` (projected subgradient descent with the noisy emulated Jordan
-    oracle at ``n_bits``; ``repetitions`` overrides its Q(d)), ``"quantum, one register per query"``
-    (the same, charged ``d`` times), ``"exact subgradient"`` (the first-order reference, one query
+    oracle at ``n_bits``; ``repetitions`` overrides its Q(d)), ``"quantum, one shot per estimate"``
+    (the same oracle without the median: one shot, one query, per estimate; the claims' control),
+    ``"exact subgradient"`` (the first-order reference, one query
     per subgradient), ``"ZO-GD"`` (Gaussian two-point, ``mu = 1e-4``, base step divided by ``d``) or
-    ``"coordinate FD"`` (central differences). Step ``base * step_mult / sqrt(k+1)``; at most
+    ``"coordinate FD"`` (central differences). Constant step ``BASE_STEP * step_mult``; at most
     ``budget`` queries (default :data:`BUDGETS`). The result carries ``errors``, the relative
     gradient errors of a quantum run. Cached: claims, figures and the live twin share these runs.
     """
@@ -268,14 +258,13 @@ def race_run(method: str, d: int, seed: int, step_mult: float, *, budget: int | 
     x0 = np.zeros(d)
     rng = np.random.default_rng(1000 + seed)
     step = BASE_STEP[method] * step_mult
-    common = dict(radius=prob.radius, f_star=prob.f_star, tol=TARGET, name=method)
-    if method in ("quantum model", "quantum, one register per query"):
+    common = dict(radius=prob.radius, f_star=prob.f_star, tol=TARGET, name=method, decay="constant")
+    if method in ("quantum model", ONE_SHOT):
+        if method == ONE_SHOT:
+            repetitions = 1
         log = _ErrorLog(quantum_oracle(prob, rng, n_bits, repetitions), prob.jac)
         per_step = log.oracle.per_call
-        oracle = log if method == "quantum model" else _OneRegisterPerQuery(log, d)
-        if method != "quantum model":
-            per_step *= d
-        res = mirror_descent(prob.fun, x0, oracle, step=step, maxiter=max(1, budget // per_step), **common)
+        res = mirror_descent(prob.fun, x0, log, step=step, maxiter=max(1, budget // per_step), **common)
         res.errors = np.array(log.errors)
         res.per_step = per_step
         return res
@@ -359,24 +348,28 @@ GLUE_FORMATS = {
        kind="reproduction",
        paper="dimension-independent (up to poly-log factors) zeroth-order query complexity, against the classical "
              "zeroth-order price of a factor d (abstract; no number at a given d)",
-       expect="log-log slope of the median queries to f - f* <= 0.05 against d in {4, 8, 16, 32, 64} (l1 regression, "
-              "5 seeds; each method's step multiplier tuned per d over 5 settings on held-out seeds 100-101): quantum "
-              "model (6-bit noisy emulated Jordan oracle) <= 0.5 and classical two-point ZO-GD >= 0.75. A polylog(d) "
-              "law has a local slope that tends to 0 (the repetitions Q(d) ~ log(d/delta): about 0.2 here) and a linear "
-              "law has slope 1; 0.5 and 0.75 split the two. This restates a first registration (from d = 4 to 128 the "
-              "quantum model's queries grow <= 2x and ZO-GD's >= 10x), which did not reproduce: with a 16-bit, "
-              "noise-free oracle the quantum model's grew 2.15x",
-       control="the same estimates with the superposition over coordinates removed: each coordinate read by its own "
-               "one-register circuit, d times the queries per estimate",
+       expect="d in {4, 8, 16, 32, 64}, l1 regression, 5 seeds, every method's constant step tuned per d over 5 "
+              "multipliers on held-out seeds 100-103: the log-log slope in d of the median outer-loop iterations to "
+              "f - f* <= 0.05 of projected subgradient descent with the 6-bit noisy emulated Jordan oracle <= 0.3, and "
+              "that of classical two-point ZO-GD's median queries >= 0.75. The quantum model's queries are Q(d) x "
+              "iterations, and Q(d) ~ log(d/delta) is set by a formula (slope 0.18 here), so only the iterations are "
+              "measured: 0.3 is the earlier bound 0.5 on the total slope less Q(d)'s 0.18, rounded down; 0.75 splits a "
+              "linear law (slope 1) from a polylog one. History: a first registration (queries grow <= 2x from d = 4 "
+              "to 128 for the quantum model, >= 10x for ZO-GD) did not reproduce (2.15x with a 16-bit noise-free "
+              "oracle); a restatement on the total slope (<= 0.5, met at 0.23, ZO-GD 1.26 with a 1/sqrt(k) step "
+              "schedule) had a control that changed only the accounting. A referee replaced it by this criterion, "
+              "the control below, and constant steps for all methods (the decaying schedule had cost ZO-GD up to 6x "
+              "its tuned queries at d = 64), before the full run reported here",
+       control="the median removed: the same noisy oracle read once per estimate (one shot, one query), its step "
+               "tuned the same way; its l2 error grows like sqrt(d), so its iterations may or may not grow with d",
        name="query_scaling")
 def claim_query_scaling(fast: bool = False, control: bool = False) -> Measured:
     dims = FAST_DIMS if fast else DIMS
     seeds = FAST_SEEDS if fast else CLAIM_SEEDS
-    qname = "quantum, one register per query" if control else "quantum model"
+    qname = ONE_SHOT if control else "quantum model"
     rows, table = [], {}
     for d in dims:
-        mults = {m: tuned_mult(m, d, fast) for m in ("quantum model", "ZO-GD", "coordinate FD")}
-        mults[qname] = mults["quantum model"]
+        mults = {m: tuned_mult(m, d, fast) for m in (qname, "ZO-GD", "coordinate FD")}
         q = race_queries(qname, d, seeds, mults[qname])
         z = race_queries("ZO-GD", d, seeds, mults["ZO-GD"])
         fd = race_queries("coordinate FD", d, seeds, mults["coordinate FD"])
@@ -392,7 +385,7 @@ def claim_query_scaling(fast: bool = False, control: bool = False) -> Measured:
 
     first, last = dims[0], dims[-1]
     edges = sum(race_tuning(m, d, FAST_TUNE_SEEDS if fast else TUNE_SEEDS).on_edge()
-                for d in dims for m in ("quantum model", "ZO-GD", "coordinate FD"))
+                for d in dims for m in (qname, "ZO-GD", "coordinate FD"))
     values = {"slope_quantum": slope("quantum"), "slope_zo_gd": slope("ZO-GD"), "slope_fd": slope("coordinate FD"),
               "slope_quantum_iterations": slope("iterations"),
               "slope_q": loglog_slope(dd, [table[d]["Q"] for d in dims]),
@@ -406,12 +399,13 @@ def claim_query_scaling(fast: bool = False, control: bool = False) -> Measured:
               "fd_first": float(np.median(table[first]["coordinate FD"])),
               "fd_last": float(np.median(table[last]["coordinate FD"])),
               "d_first": first, "d_last": last, "edges": edges}
-    label = "one register per query (control)" if control else "quantum model"
-    return Measured(values, criteria=[Criterion("slope_quantum", "<=", 0.5), Criterion("slope_zo_gd", ">=", 0.75)],
+    label = "one shot per estimate (control)" if control else "quantum model"
+    return Measured(values, criteria=[Criterion("slope_quantum_iterations", "<=", 0.3),
+                                      Criterion("slope_zo_gd", ">=", 0.75)],
                     seeds=seeds,
-                    summary=f"log-log slopes in d: {label} {values['slope_quantum']:.2f}, ZO-GD "
-                            f"{values['slope_zo_gd']:.2f}, coordinate FD {values['slope_fd']:.2f} (medians of "
-                            f"{len(seeds)} seeds; cost model, not a simulation)",
+                    summary=f"log-log slopes in d: {label} iterations {values['slope_quantum_iterations']:.2f} "
+                            f"(queries {values['slope_quantum']:.2f}), ZO-GD queries {values['slope_zo_gd']:.2f}, "
+                            f"coordinate FD {values['slope_fd']:.2f} (medians of {len(seeds)} seeds; cost model)",
                     details={"table": table, "rows": rows, "dims": dims, "seeds": seeds, "fast": fast})
 
 
@@ -423,21 +417,22 @@ def claim_query_scaling(fast: bool = False, control: bool = False) -> Measured:
        expect="d = 64, l1 regression, 5 seeds: median over seeds of iterations to f - f* <= 0.05 of projected "
               "subgradient descent with the emulated Jordan oracle (6 bits, oracle noise sigma = m ell / 1600, i.e. "
               "0.25 rad of phase noise, repetitions for a 1% failure rate), divided by those of the same descent with "
-              "exact subgradients, <= 1.5 (matching up to a constant; both step multipliers tuned over 5 settings on "
-              "held-out seeds 100-101). Precondition: the estimate's error is exercised, median relative l2 error "
-              ">= 0.05",
-       control="the same noisy oracle read at 16 bits with the same repetitions (the resolution chosen without the "
-               "noise budget: 1024 times the phase noise)",
+              "exact subgradients, <= 1.5 (matching up to a constant; both constant steps tuned over 5 multipliers "
+              "on held-out seeds 100-103). Precondition: the estimate's error is exercised, median relative l2 error "
+              ">= 0.05. (A first control, the oracle read at 16 bits, was a broken oracle, every shot uniform; a "
+              "referee replaced it by the one below, and the 1/sqrt(k) step schedule by constant steps, before the "
+              "full run reported here)",
+       control="the median removed: the same 6-bit noisy oracle read once per estimate (one shot, one query), its "
+               "step tuned the same way",
        name="noisy_oracle")
 def claim_noisy_oracle(fast: bool = False, control: bool = False) -> Measured:
     seeds = FAST_SEEDS if fast else CLAIM_SEEDS
     tune = FAST_TUNE_SEEDS if fast else TUNE_SEEDS
     d = NOISE_D
-    mq = float(race_tuning("quantum model", d, tune).best["mult"])
+    qname = ONE_SHOT if control else "quantum model"
+    mq = float(race_tuning(qname, d, tune).best["mult"])
     me = float(race_tuning("exact subgradient", d, tune).best["mult"])
-    bits = CONTROL_BITS if control else N_BITS
-    reps = repetitions_for(d) if control else None
-    runs = [race_run("quantum model", d, s, mq, n_bits=bits, repetitions=reps) for s in seeds]
+    runs = [race_run(qname, d, s, mq) for s in seeds]
     exact = [race_run("exact subgradient", d, s, me) for s in seeds]
     iq = np.array([iterations_to_target(r) for r in runs])
     ie = np.array([iterations_to_target(r) for r in exact])
@@ -448,15 +443,15 @@ def claim_noisy_oracle(fast: bool = False, control: bool = False) -> Measured:
     values = {"ratio": float(np.median(ratio)), "ratio_min": float(ratio.min()), "ratio_max": float(ratio.max()),
               "iters_quantum": float(np.median(iq)), "iters_exact": float(np.median(ie)),
               "rel_error": float(np.median(errors)), "rel_error_max": float(np.max(errors)),
-              "phase_noise": phase_noise(SIGMA_REL * m * BOX, m, BOX, bits), "Q": float(runs[0].per_step),
-              "mult_quantum": mq, "mult_exact": me, "resolution": m / 2 ** bits, "n_bits": bits,
+              "phase_noise": phase_noise(SIGMA_REL * m * BOX, m, BOX, N_BITS), "Q": float(runs[0].per_step),
+              "mult_quantum": mq, "mult_exact": me, "resolution": m / 2 ** N_BITS, "n_bits": N_BITS,
               "reached": float(np.isfinite(iq).sum())}
     precondition = bool(values["rel_error"] >= 0.05 and np.all(np.isfinite(ie)))
     return Measured(values, criteria=[Criterion("ratio", "<=", 1.5)], seeds=seeds, precondition=precondition,
-                    summary=f"{'16-bit control: ' if control else ''}iterations quantum / exact: median "
+                    summary=f"{'one-shot control: ' if control else ''}iterations quantum / exact: median "
                             f"{values['ratio']:.2f} ({values['ratio_min']:.2f}-{values['ratio_max']:.2f}); relative "
                             f"gradient error {values['rel_error']:.2f} (median)",
-                    details={"tunings": [race_tuning("quantum model", d, tune), race_tuning("exact subgradient", d, tune)],
+                    details={"tunings": [race_tuning(qname, d, tune), race_tuning("exact subgradient", d, tune)],
                              "iters_quantum": iq, "iters_exact": ie, "runs": runs, "exact": exact})
 
 
