@@ -695,7 +695,8 @@ def bit_sweep_figure(rows: list[dict]) -> go.Figure:
                                 line=dict(color=color_for(2), width=2.4))])
     for r in rows:
         if not np.isfinite(r["queries"]):
-            fig.add_annotation(x=r["bits"], y=np.log10(30), text="no Q(d):<br>P(cell) <= 1/2", showarrow=False,
+            text = "no Q(d):<br>P(cell) <= 1/2" if not np.isfinite(r["Q(d)"]) else "target not<br>reached"
+            fig.add_annotation(x=r["bits"], y=np.log10(30), text=text, showarrow=False,
                                font=dict(size=11))
     base_layout(fig, height=430, title=f"d = {NOISE_D}, oracle noise m*ell/1600: the bit budget")
     fig.update_xaxes(title_text="bits per register (resolution m / 2^bits)", tickvals=bits)
@@ -714,7 +715,7 @@ def race_numbers(d: int = 32) -> dict[str, tuple]:
     ends = {meth: float(curves[meth]["queries"][-1]) for meth in RACE_METHODS}
     return {"race_d": (d, "{:d}"), "race_2d": (2 * d, "{:d}"), "race_Q": (repetitions_for(d), "{:d}"),
             "race_q": (ends["quantum model"], "{:,.0f}"), "race_fd": (ends["coordinate FD"], "{:,.0f}"),
-            "race_zo": (ends["ZO-GD"], "{:,.0f}"), "race_zo_over_fd": (ends["ZO-GD"] / ends["coordinate FD"], "{:.0f}"),
+            "race_zo": (ends["ZO-GD"], "{:,.0f}"), "race_zo_over_fd": (ends["ZO-GD"] / ends["coordinate FD"], "{:.1f}"),
             "race_iters": (float(race_run("quantum model", d, 0, RACE_STEPS["quantum model"][d]).nit), "{:.0f}")}
 
 
@@ -745,12 +746,12 @@ def curvature_numbers(rows: list[dict]) -> dict[str, tuple]:
 
 
 def bit_numbers(rows: list[dict]) -> dict[str, tuple]:
-    """The bit sweep's story: the cheapest setting, the 3-bit slowdown, 7 bits' repetitions, 8 bits' refusal."""
+    """The bit sweep's story: the cheapest setting, the coarse-grid slowdown, 7 bits' repetitions, 8 bits' refusal."""
     by = {r["bits"]: r for r in rows}
     finite = [r for r in rows if np.isfinite(r["queries"])]
     best = min(finite, key=lambda r: r["queries"])
     return {"bits_best": (best["bits"], "{:d}"), "bits_best_q": (best["queries"], "{:,.0f}"),
             "bits_q6": (by[6]["queries"], "{:,.0f}"), "bits_q7": (by[7]["queries"], "{:,.0f}"),
             "bits_Q7": (by[7]["Q(d)"], "{:.0f}"), "bits_Q6": (by[6]["Q(d)"], "{:.0f}"),
-            "bits_it3": (by[3]["iterations"], "{:.0f}"), "bits_it6": (by[6]["iterations"], "{:.0f}"),
+            "bits_it4": (by[4]["iterations"], "{:.0f}"), "bits_it6": (by[6]["iterations"], "{:.0f}"),
             "bits_p8": (by[8]["one-cell probability"], "{:.2f}"), "bits_s8": (by[8]["phase noise (rad)"], "{:.1f}")}
