@@ -42,7 +42,8 @@ def test_race_runs_count_queries_by_their_conventions():
     assert qm.success and qm.queries == qm.nit * ch.repetitions_for(d)
     ctrl = ch.race_run(ch.ONE_SHOT, d, 0, 4.0)
     assert ctrl.per_step == 1 and ctrl.queries == ctrl.nit                    # one shot, one query, per step
-    assert np.median(ctrl.errors) > 2 * np.median(qm.errors)                  # the median is what cuts the error
+    big_q, big_ctrl = ch.race_run("quantum model", 32, 0, 4.0), ch.race_run(ch.ONE_SHOT, 32, 0, 4.0)
+    assert np.median(big_ctrl.errors) > 3 * np.median(big_q.errors)          # the median is what cuts the error
     ex = ch.race_run("exact subgradient", d, 0, 4.0)
     assert ex.queries == ex.nit
     zo = ch.race_run("ZO-GD", d, 0, 2.0)
