@@ -85,9 +85,13 @@ def test_log_colour_scale_shows_the_noise_haze():
 def test_scaling_and_bit_figures_build():
     res = ch.claim_query_scaling(fast=True)
     fig = ch.scaling_figure(res.details)
-    assert fig.layout.xaxis.type == "log" and len(fig.data) == 7
-    rows = [{"bits": 5, "queries": 900.0, "Q(d)": 29}, {"bits": 8, "queries": np.inf, "Q(d)": np.nan}]
-    assert len(ch.bit_sweep_figure(rows).layout.annotations) == 1
+    assert fig.layout.xaxis.type == "log" and len(fig.data) == 8
+    its = fig.data[-1]
+    assert "iterations" in its.name and list(its.y) == [np.median(res.details["table"][d]["iterations"]) for d in (8, 32)]
+    rows = [{"bits": 3, "queries": np.inf, "Q(d)": 27}, {"bits": 5, "queries": 900.0, "Q(d)": 29},
+            {"bits": 8, "queries": np.inf, "Q(d)": np.nan}]
+    notes = [a.text for a in ch.bit_sweep_figure(rows).layout.annotations]
+    assert len(notes) == 2 and "not" in notes[0] and "no Q(d)" in notes[1]
 
 
 def test_explorers_answer_their_first_move_within_a_second():

@@ -652,7 +652,7 @@ def scaling_figure(details: dict) -> go.Figure:
                              line=dict(color=color_for(0), dash="dash", width=2), marker=dict(symbol="diamond", size=7)))
     base_layout(fig, height=480, title="Queries to f - f* <= 0.05 against the dimension (log-log)")
     fig.update_xaxes(type="log", title_text="dimension d (log)", tickvals=list(dims), ticktext=[str(d) for d in dims])
-    fig.update_yaxes(type="log", title_text="oracle queries (log)")
+    fig.update_yaxes(type="log", title_text="oracle queries, or iterations (log)")
     return fig
 
 
