@@ -165,10 +165,6 @@ def _tuning(name: str, method: str, settings: list[dict], seeds, score: str, **k
     return Tuning(name, labels, med, tuple(int(s) for s in seeds), False, per_seed)
 
 
-def _settings(tuning: Tuning) -> dict:
-    return dict(tuning.best)
-
-
 # --------------------------------------------------------------------------- experiments
 
 
