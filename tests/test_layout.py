@@ -10,7 +10,7 @@ import optbook
 from optbook.claims import PARTS
 
 #: Chapters still being split elsewhere; each leaves this set when it lands.
-PENDING = {"optbook.geometry.semi_infinite", "optbook.geometry.quantum_zo", "optbook.training.pazo",
+PENDING = {"optbook.geometry.semi_infinite", "optbook.geometry.quantum_zo",
            "optbook.training.lowrank_sampling", "optbook.training.momentum_sam",
            "optbook.training.valley_explorer", "optbook.training.bandit_schedulers"}
 

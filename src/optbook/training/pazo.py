@@ -522,6 +522,7 @@ def ill_conditioned_quadratic(d: int = 20, log10_kappa: float = 3.0, seed: int =
     log10_kappa, d) shuffled, started at x0 = 1. Returns (lambda, x0)."""
     d = check_int(d, "d", minimum=1)
     log10_kappa = check_in_range(log10_kappa, "log10_kappa", 0.0, 12.0, closed=(True, True))
+    seed = check_int(seed, "seed")
     lam = np.random.default_rng(seed).permutation(np.logspace(0.0, log10_kappa, d))
     return lam, np.ones(d)
 
