@@ -17,7 +17,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from ..claims import Criterion, Measured, claim
-from ..core import Trace, Tuning, check_choice, check_int, check_positive
+from ..core import Trace, Tuning, check_choice, check_in_range, check_int, check_positive
 from ..core.threads import one_torch_thread
 from ..viz import Phase, SliderStep, base_layout, color_for, convergence_traces, phase_layout, slider_figure
 from ..widgets import Explorer, Slider
@@ -43,6 +43,11 @@ REDUCTION = 1e-6                 # "solved": f <= 1e-6 f(x0)
 BUDGET = 6000                    # function evaluations of the headline comparison
 CLAIM_SEEDS = (0, 1, 2, 3, 4)
 FAST_SEEDS = (0, 1, 2)
+#: The headline's seeds. Its first registration used CLAIM_SEEDS (5 seeds): the runs spread over ten
+#: decades, so 5 seeds could not resolve the 0.3-decade threshold (a referee's check on 40 other
+#: seeds, 20-59, gave a median gap of about 2 decades). Re-registered on 40 fresh seeds, same criterion.
+HEADLINE_SEEDS = tuple(range(1000, 1040))
+HEADLINE_FAST_SEEDS = tuple(range(1000, 1012))
 TUNING_SEEDS = (100, 101, 102)   # held out
 FAST_TUNING_SEEDS = (100, 101)
 ALPHAS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -175,6 +180,7 @@ def order_sweep(seeds=(0, 1, 2), *, control: bool = False, alphas=ALPHAS, cap: i
     ``control``: P = Lambda'^{-alpha} built from a shuffled copy Lambda' of the curvatures (a
     preconditioner of the same orders that does not match the loss), its step from its own B.
     """
+    cap = check_int(cap, "cap", minimum=1)
     lam, x0 = card_problem()
     lam_p = np.random.default_rng(123).permutation(lam) if control else lam
     settings = []
@@ -226,7 +232,7 @@ def headline_tunings(tune_seeds=TUNING_SEEDS, control: bool = False) -> dict[str
 
 
 @lru_cache(maxsize=8)
-def headline_comparison(seeds=CLAIM_SEEDS, tune_seeds=TUNING_SEEDS, control: bool = False) -> dict:
+def headline_comparison(seeds=HEADLINE_SEEDS, tune_seeds=TUNING_SEEDS, control: bool = False) -> dict:
     """log10(f_B / f0) after B = 6000 evaluations on ``seeds`` for each method at its tuned setting,
     with the objective curves."""
     tunings = headline_tunings(tuple(tune_seeds), control)
@@ -265,31 +271,25 @@ def preconditioner_comparison(seeds=(0, 1, 2, 3, 4, 5), tune_seeds=(10, 11, 12),
 # The headline (the paper's own comparison, at laptop scale) is registered first.
 
 
-@claim("16", "PaZO's momentum beats HiZOO and ZO-Adam at equal function evaluations", kind="reproduction",
+@claim("16", "PaZO's momentum beats HiZOO, ZO-Adam and MeZO at equal function evaluations", kind="reproduction",
        paper="'Compared to other zeroth-order baselines, PaZO achieves better performance across models and "
              "tasks' (RoBERTa-large and OPT fine-tuning; the paper's table was not available to us, so no number "
              "is quoted). With its momentum switched off, practical PaZO is HiZOO, so the comparison with HiZOO "
              "isolates what PaZO adds",
        expect="on the card's quadratic (d = 20, kappa = 1e3, x0 = 1, eps = 1e-4, beta = 0.03, D0 = lambda_max), "
-              "after B = 6000 function evaluations: median over seeds 0-4 of log10(f_B / f0) for PaZO is at least "
-              "0.3 below (a factor 2 lower objective than) the best median of HiZOO, ZO-Adam and MeZO; every "
-              "method tuned over 8 settings on held-out seeds 100-102 (PaZO: 4 effective steps x momentum "
-              "0.5, 0.9; ZO-Adam's learning-rate grid was widened tenfold after the first full run found its best on the edge). The factor 2 is our reading of 'better' (the paper gives no number) and is fixed "
-              "before the full run",
+              "after B = 6000 function evaluations: median over seeds 1000-1039 (fast: 1000-1011) of "
+              "log10(f_B / f0) for PaZO is at least 0.3 below (a factor 2 lower objective than) the best median of "
+              "HiZOO, ZO-Adam and MeZO; every method tuned over 8 settings on held-out seeds 100-102 (PaZO: 4 "
+              "effective steps x momentum 0.5, 0.9; ZO-Adam's learning-rate grid was widened tenfold after the "
+              "first full run found its best on the edge). The factor 2 is our reading of 'better' (the paper gives "
+              "no number). First registration: the same criterion on seeds 0-4, which measured a gap of -0.12 "
+              "decades and was declared not to reproduce; the runs spread over ten decades, so 5 seeds cannot "
+              "resolve 0.3 decades (a referee's check on seeds 20-59 gave a gap of about 2 decades), and the "
+              "claim was re-registered, criterion and threshold unchanged, on 40 fresh seeds",
        control="PaZO with its momentum set to 0 on the same grid (it is then HiZOO): the paper's addition removed",
-       reproduces=False,
-       diagnosis="(1) the proxy separates methods: HiZOO ends about four decades below ZO-SGD and ZO-Adam, and the "
-                 "oracle PSPSA of order 1/2 far below all, so there is room for an acceleration to show; (2) momentum "
-                 "0.5 and 0.9 are the usual values, the effective step is tuned on the same 8-setting grid size as "
-                 "every baseline, on held-out seeds, and neither PaZO's nor HiZOO's best is on its grid's edge; "
-                 "(3) PaZO with momentum 0 is HiZOO draw for draw (tests), and the lock-step simulator agrees with "
-                 "the one-run functions; (4) the control (momentum 0) fails the criterion as it must. PaZO and "
-                 "HiZOO end within a tenth of a decade of each other, with a seed-to-seed spread of ten decades: "
-                 "under our reading of 'accelerated' (heavy-ball momentum on the preconditioned estimate) the "
-                 "acceleration adds nothing measurable here",
        name="headline")
 def claim_headline(fast: bool = False, control: bool = False) -> Measured:
-    seeds = FAST_SEEDS if fast else CLAIM_SEEDS
+    seeds = HEADLINE_FAST_SEEDS if fast else HEADLINE_SEEDS
     cmp_ = headline_comparison(seeds, FAST_TUNING_SEEDS if fast else TUNING_SEEDS, control)
     med = cmp_["median"]
     baselines = {k: v for k, v in med.items() if k != "PaZO"}
@@ -299,7 +299,9 @@ def claim_headline(fast: bool = False, control: bool = False) -> Measured:
     values = {"pazo": med["PaZO"], "hizoo": med["HiZOO"], "zo_adam": med["ZO-Adam"], "mezo": med["MeZO (ZO-SGD)"],
               "gap": gap, "pazo_min": float(np.min(cmp_["scores"]["PaZO"])),
               "pazo_max": float(np.max(cmp_["scores"]["PaZO"])), "momentum": t["momentum"], "step": t["step"],
-              "wins": float(np.sum(cmp_["scores"]["PaZO"] < cmp_["scores"][best]))}
+              "wins": float(np.sum(cmp_["scores"]["PaZO"] < cmp_["scores"][best])),
+              "paired": float(np.median(cmp_["scores"]["PaZO"] - cmp_["scores"]["HiZOO"])),
+              "hizoo_wins": float(np.sum(cmp_["scores"]["PaZO"] < cmp_["scores"]["HiZOO"]))}
     return Measured(values, criteria=[Criterion("gap", ">=", 0.3)], seeds=seeds,
                     precondition=bool(np.isfinite(list(med.values())).all()),
                     summary=f"log10 f_B/f0: PaZO {med['PaZO']:.2f}, best baseline ({best}) {baselines[best]:.2f}, "
@@ -307,19 +309,18 @@ def claim_headline(fast: bool = False, control: bool = False) -> Measured:
 
 
 @claim("16", "PSPSA's iterations are U-shaped in the order alpha, with the minimum at alpha = 1/2",
-       kind="reproduction",
-       paper="setting the order of the preconditioner to -1/2 in PSPSA yields the improved convergence rate "
-             "(a reviewer's summary: only alpha = 1/2 gives the optimal rate; no figure is quoted)",
+       kind="identity",
        expect="card's quadratic, step 1/(tr B + 2 lambda_max B) per alpha, alpha in {0, 1/4, 1/2, 3/4, 1}: the "
               "median over 5 seeds (3 in fast mode) of the iterations to f <= 1e-6 f(x0) falls strictly up to "
-              "alpha = 1/2 and rises strictly after it, and iterations(1/2) <= 0.1 x iterations(0) (the card's "
-              "threshold); a run not there after 40 000 iterations counts as infinite",
-       control="the preconditioner built from a shuffled copy of the curvatures (same orders alpha, not matched "
-               "to the loss; its step from its own B)",
+              "alpha = 1/2 and rises strictly after it, and iterations(1/2) <= 0.1 x iterations(0); a run not "
+              "there after 40 000 iterations counts as infinite. An identity, not a reproduction: with this step "
+              "the bound rho(alpha) is smallest at alpha = 1/2 by the inequality lambda_min(B) / (tr B + 2 "
+              "lambda_max B) <= 1/(d + 2), and the exact expected iterations give the same U; the Monte-Carlo "
+              "runs check that the estimator realises that expectation (the paper's theorem, not an experiment)",
        name="order_sweep")
-def claim_order_sweep(fast: bool = False, control: bool = False) -> Measured:
+def claim_order_sweep(fast: bool = False) -> Measured:
     seeds = FAST_SEEDS if fast else CLAIM_SEEDS
-    sw = order_sweep(seeds, control=control)
+    sw = order_sweep(seeds)
     med = [sw["median"][a] for a in sw["alphas"]]
     k = int(np.argmin(med))
     with np.errstate(invalid="ignore"):
@@ -327,7 +328,10 @@ def claim_order_sweep(fast: bool = False, control: bool = False) -> Measured:
     values = {f"iters_{i}": sw["median"][a] for i, a in enumerate(sw["alphas"])}
     values.update({"argmin_alpha": sw["alphas"][k], "u_shape_at_half": float(u_shape and sw["alphas"][k] == 0.5),
                    "ratio": sw["median"][0.5] / sw["median"][0.0]})
-    return Measured(values, criteria=[Criterion("u_shape_at_half", ">=", 1.0), Criterion("ratio", "<=", 0.1)],
+    if sw["expected"]:  # the Monte-Carlo medians against the exact expected iterations
+        values["mc_vs_exact"] = float(max(abs(sw["median"][a] / sw["expected"][a] - 1.0) for a in sw["alphas"]))
+    return Measured(values, criteria=[Criterion("u_shape_at_half", ">=", 1.0), Criterion("ratio", "<=", 0.1),
+                                      Criterion("mc_vs_exact", "<=", 0.25)],
                     seeds=seeds, summary=f"minimum at alpha = {sw['alphas'][k]:g}, iterations(1/2)/iterations(0) = "
                                          f"{values['ratio']:.3f}", details=sw)
 
@@ -364,6 +368,7 @@ def badly_scaled_logistic(n: int = 400, d: int = 20, log10_scale: float = 2.0, s
     diagonal spans 10^(2 log10_scale). Float64 tensors for train and test halves."""
     n = check_int(n, "n", minimum=2)
     d = check_int(d, "d", minimum=1)
+    log10_scale = check_in_range(log10_scale, "log10_scale", 0.0, 6.0, closed=(True, True))
     g = torch.Generator().manual_seed(check_int(seed, "seed"))
     s = torch.logspace(0.0, -float(log10_scale), d, dtype=torch.float64)
     w = torch.randn(d, generator=g, dtype=torch.float64) / s
@@ -401,6 +406,9 @@ def finetune_proxy(budget: int = PROXY_BUDGET, seed: int = 0, every: int = 60) -
     learning rate of a 4-point grid (chosen on the final training loss; PaZO's grid is in the
     effective step lr / (1 - momentum)), compared by test loss at equal forward passes. One data
     seed: an illustration, not a claim."""
+    budget = check_int(budget, "budget", minimum=1)
+    seed = check_int(seed, "seed")
+    every = check_int(every, "every", minimum=1)
     with one_torch_thread():  # tiny models: one thread is fastest
         return _finetune_proxy(budget, seed, every)
 
@@ -507,6 +515,7 @@ def _precompute_explorer_grids() -> None:
 
 def ellipse_figure(alpha: float = 0.5, log10_kappa: float = 2.0) -> go.Figure:
     """Live twin of the order slider: one (alpha, kappa)."""
+    log10_kappa = check_in_range(log10_kappa, "log10_kappa", 0.0, 6.0, closed=(True, True))
     _precompute_explorer_grids()
     traces, layout = ellipse_traces(alpha, log10_kappa)
     fig = go.Figure(traces)
@@ -518,6 +527,7 @@ def ellipse_figure(alpha: float = 0.5, log10_kappa: float = 2.0) -> go.Figure:
 
 def ellipse_slider_figure(log10_kappa: float = 2.0) -> go.Figure:
     """Static twin: one frame per alpha in 0, 1/4, ..., 1 at a fixed condition number."""
+    log10_kappa = check_in_range(log10_kappa, "log10_kappa", 0.0, 6.0, closed=(True, True))
     steps = []
     for a in ALPHAS:
         traces, layout = ellipse_traces(a, log10_kappa)
@@ -537,7 +547,8 @@ CURVE_KAPPAS = (1.0, 2.0, 3.0, 4.0)
 def alpha_curve(d: int, log10_kappa: float, reduction: float = 1e-6) -> dict:
     """Exact expected iterations of PSPSA to E f <= reduction f(x0), and the iterations the bound
     rho(alpha) guarantees, on a fine alpha grid (card's quadratic with dimension d)."""
-    lam, x0 = ill_conditioned_quadratic(int(d), float(log10_kappa))
+    reduction = check_in_range(reduction, "reduction", 0.0, 1.0)
+    lam, x0 = ill_conditioned_quadratic(check_int(d, "d", minimum=1), float(log10_kappa))
     y0 = lam * x0 * x0
     exact, bound = [], []
     for a in CURVE_ALPHAS:
@@ -562,6 +573,8 @@ def alpha_curve_traces(d: int, log10_kappa: float) -> list:
 
 def alpha_curve_figure(d: int = 20, log10_kappa: float = 3.0) -> go.Figure:
     """Live twin of the iterations-vs-alpha curve for one (d, kappa)."""
+    d = check_int(d, "d", minimum=1)
+    log10_kappa = check_in_range(log10_kappa, "log10_kappa", 0.0, 12.0, closed=(True, True))
     _precompute_explorer_grids()
     fig = go.Figure(alpha_curve_traces(d, log10_kappa))
     c = alpha_curve(int(d), float(log10_kappa))
@@ -574,6 +587,7 @@ def alpha_curve_figure(d: int = 20, log10_kappa: float = 3.0) -> go.Figure:
 
 def alpha_curve_slider_figure(d: int = 20) -> go.Figure:
     """Static twin: one frame per log10 kappa in 1..4 at dimension d."""
+    d = check_int(d, "d", minimum=1)
     steps = [SliderStep(f"{k:g}", alpha_curve_traces(d, k)) for k in CURVE_KAPPAS]
     fig = slider_figure(steps, slider_label="log10 kappa", active=2, logy=True, fixed_axes=False,
                         xaxis_title="order alpha of the preconditioner H^-alpha",
@@ -600,7 +614,7 @@ EXPLORER_ALPHA_CURVE = Explorer("16", "alpha_curve", alpha_curve_figure, {
 
 
 @lru_cache(maxsize=2)
-def oracle_curve(seeds=CLAIM_SEEDS) -> tuple[np.ndarray, np.ndarray]:
+def oracle_curve(seeds=HEADLINE_SEEDS) -> tuple[np.ndarray, np.ndarray]:
     """(evaluations, f_t / f0 for each seed) of the oracle PSPSA of order 1/2 over the headline's budget."""
     lam, _ = card_problem()
     st = {"eta": 1.0 / (D_DIM + 2), "scale": lam ** -0.5}
@@ -660,6 +674,7 @@ def momentum_exercise(seeds=tuple(range(10)), mus=(0.0, 0.5, 0.9)) -> dict:
 
 def proxy_figure(budget: int = PROXY_BUDGET) -> go.Figure:
     """Test and training loss of the four zeroth-order optimizers against forward passes."""
+    budget = check_int(budget, "budget", minimum=1)
     res = finetune_proxy(budget)
     fig = make_subplots(rows=1, cols=2, subplot_titles=("training loss", "test loss"))
     for i, (name, r) in enumerate(res.items()):
@@ -676,6 +691,7 @@ def proxy_figure(budget: int = PROXY_BUDGET) -> go.Figure:
 def proxy_momentum_check(seeds=(1, 2, 3), budget: int = PROXY_BUDGET) -> dict:
     """Final test loss of HiZOO and PaZO on other data seeds of the torch proxy, each at the learning
     rate it won on seed 0 (:func:`finetune_proxy`): does the momentum's edge survive new data?"""
+    budget = check_int(budget, "budget", minimum=1)
     tuned = finetune_proxy(budget)
     out = {"HiZOO": [], "PaZO": [], "seeds": tuple(seeds)}
     with one_torch_thread():
