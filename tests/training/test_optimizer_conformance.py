@@ -74,8 +74,8 @@ KNOWN: set[tuple[str, str]] = {
     ("MSAM", "none_grad"), ("SAM", "none_grad"), ("AdamWMSAM", "none_grad"), ("MeZO", "none_grad"),
     ("PaZO", "none_grad"),
     ("MSAM", "groups"), ("SAM", "groups"), ("AdamWMSAM", "groups"), ("MeZO", "groups"), ("PaZO", "groups"),
-    ("LowRankAdam", "groups"), ("Lamb", "groups"),
-    ("MeZO", "resume"), ("PaZO", "resume"), ("LowRankAdam", "resume"),
+    ("Lamb", "groups"),
+    ("MeZO", "resume"), ("PaZO", "resume"),
     ("MeZO", "global_rng"), ("PaZO", "global_rng"),
 }
 
