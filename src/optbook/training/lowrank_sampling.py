@@ -229,21 +229,26 @@ class BatchRun:
     refreshes: list[list[dict]]
 
 
-def _select_batch(Gs: np.ndarray, rank: int, rule: str, gens: Sequence[torch.Generator]):
-    """:func:`select_subspace` for a stack of gradients, one generator per run (torch SVD)."""
+def _select_batch(Gs: np.ndarray, rank: int, rules: Sequence[str], gens: Sequence[torch.Generator]):
+    """:func:`select_subspace` for a stack of gradients, one rule and one generator per run
+    (torch SVD, computed only for the runs whose rule needs it; a random run's spectrum is NaN)."""
     G = torch.from_numpy(Gs)
     B, m, _ = Gs.shape
-    if rule == "random":   # no SVD needed: the spectrum is not recorded (NaN)
-        Z = torch.stack([torch.randn(m, rank, generator=g, dtype=torch.float64) for g in gens])
-        return torch.linalg.qr(Z)[0].numpy(), [np.zeros(0, dtype=int)] * B, np.full((B, m), np.nan)
-    U, s, _ = torch.linalg.svd(G, full_matrices=True)
-    sigma = torch.zeros(B, m, dtype=G.dtype)
-    sigma[:, : s.shape[1]] = s
-    if rule == "dominant":
-        idx = [torch.arange(rank)] * B
-    else:
-        idx = [_importance(sigma[b], rank, gens[b]) for b in range(B)]
-    P = torch.stack([U[b][:, idx[b]] for b in range(B)])
+    P = torch.empty(B, m, rank, dtype=G.dtype)
+    sigma = torch.full((B, m), float("nan"), dtype=G.dtype)
+    idx = [torch.zeros(0, dtype=torch.long)] * B
+    rand = [b for b in range(B) if rules[b] == "random"]
+    if rand:
+        Z = torch.stack([torch.randn(m, rank, generator=gens[b], dtype=torch.float64) for b in rand])
+        P[rand] = torch.linalg.qr(Z)[0]
+    spec = [b for b in range(B) if rules[b] != "random"]
+    if spec:
+        U, s, _ = torch.linalg.svd(G[spec], full_matrices=True)
+        sigma[spec] = 0.0
+        sigma[spec, : s.shape[1]] = s
+        for j, b in enumerate(spec):
+            idx[b] = torch.arange(rank) if rules[b] == "dominant" else _importance(sigma[b], rank, gens[b])
+            P[b] = U[j][:, idx[b]]
     return P.numpy(), [i.numpy() for i in idx], sigma.numpy()
 
 
@@ -253,7 +258,7 @@ def lowrank_adam_batch(
     loss: Callable[[np.ndarray], np.ndarray],
     *,
     rank: int = 4,
-    rule: str = "importance",
+    rule: str | Sequence[str] = "importance",
     tau: int = 200,
     lr: float | Sequence[float] = 1e-3,
     scale: float = 0.25,
@@ -266,7 +271,8 @@ def lowrank_adam_batch(
 ) -> BatchRun:
     """:func:`lowrank_adam` for B independent runs at once (a stack W0 of B x m x n starts; one
     learning rate and one subspace generator per run), vectorised over the runs: the chapter's
-    seeds and tuning grids. ``grad(W, t)`` returns the B stochastic gradients at step t,
+    seeds and tuning grids. ``rule`` may also list one subspace rule per run (all three may be
+    mixed; "full" runs alone). ``grad(W, t)`` returns the B stochastic gradients at step t,
     ``loss(W)`` the B losses. Each run equals :func:`lowrank_adam` with the same generator."""
     W = np.asarray(W0, dtype=float)
     if W.ndim != 3 or not np.all(np.isfinite(W)):
@@ -276,9 +282,14 @@ def lowrank_adam_batch(
         raise ValueError("grad and loss must be callable")
     if callback is not None and not callable(callback):
         raise ValueError("callback must be callable")
-    full = rule == "full"
+    rules = [rule] * B if isinstance(rule, str) else list(rule)
+    if len(rules) != B:
+        raise ValueError(f"rule must be one rule or one per run ({B}), got {len(rules)}")
+    full = rules[0] == "full"
+    if full and any(r != "full" for r in rules):
+        raise ValueError("rule: full-rank runs cannot be mixed with subspace rules in one batch")
     if not full:
-        rule = check_choice(rule, "rule", RULES)
+        rules = [check_choice(r, "rule", RULES) for r in rules]
         rank = check_int(rank, "rank", minimum=1)
         if rank > min(m0, n0):
             raise ValueError(f"rank must be <= min(W0.shape) = {min(m0, n0)}, got {rank}")
@@ -317,7 +328,7 @@ def lowrank_adam_batch(
                 M, V = np.zeros_like(R), np.zeros_like(R)
         else:
             if t % tau == 0:
-                P_new, idx, sigma = _select_batch(Gs, rank, rule, gens)
+                P_new, idx, sigma = _select_batch(Gs, rank, rules, gens)
                 if P is not None:
                     overlap[t] = np.sum(np.matmul(P_new.transpose(0, 2, 1), P) ** 2, axis=(1, 2)) / rank
                 P = P_new
