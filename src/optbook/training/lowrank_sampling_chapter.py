@@ -209,8 +209,8 @@ def tuned_runs(rule: str, noise: float = NOISE, fast: bool = False, control: boo
 GLUE_FORMATS = {
     "importance_vs_baselines": {k: "{:.2f}" for k in (
         "ratio_dominant", "ratio_dominant_min", "ratio_dominant_max", "ratio_random", "ratio_random_min",
-        "ratio_random_max", "loss_method", "loss_dominant", "loss_random", "loss_full", "gap_closed",
-        "overlap_dominant", "overlap_method", "overlap_random")} | {
+        "ratio_random_max", "loss_method", "loss_dominant", "loss_random", "loss_full",
+        "overlap_dominant", "overlap_method", "overlap_random")} | {"gap_closed": "{:.0%}"} | {
         k: "{:g}" for k in ("lr_method", "lr_dominant", "lr_random", "lr_full")},
     "noise_free": {k: "{:.2f}" for k in ("ratio", "ratio_min", "ratio_max", "overlap_dominant",
                                          "overlap_importance")} | {
