@@ -59,7 +59,8 @@ SPECS = [
     Spec("PaZO", lambda p, **k: PaZO(p, **{"lr": 0.02, "eps": 1e-3, "seed": 0, **k}), closure="forward",
          good={"lr": 0.01}, bad={"beta": 2.0}, steps=200),
     Spec("LowRankAdam", lambda p, **k: LowRankAdam(p, **{"lr": 0.01, "rank": 2, "update_gap": 5, "seed": 0, **k}),
-         good={"lr": 0.001}, bad={"lr": -1.0}),
+         good={"lr": 0.001}, bad={"lr": -1.0},
+         baseline=({"rank": 6}, lambda p: torch.optim.Adam(p, lr=0.01))),  # no weight above rank 6: plain Adam
     Spec("Lamb", lambda p, **k: Lamb(p, **{"lr": 0.01, **k}), good={"lr": 0.001}, bad={"lr": -1.0}),
     Spec("ESGD", lambda p, **k: ESGD(p, **{"lr": 0.05, **k}), good={"lr": 0.01}, bad={"alpha": 1e6},
          baseline=({"alpha": 0.0}, lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9))),
