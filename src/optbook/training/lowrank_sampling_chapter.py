@@ -248,7 +248,8 @@ def _per_seed_ratio(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
                  "(4) the control behaves as expected (a random subspace against a random subspace: ratio about "
                  "1). What remains: the proxy's top directions are pure noise and its useful gradient has a flat "
                  "spectrum (a Gaussian target), so weighting by singular value has nothing to prefer; a random "
-                 "subspace avoids the noise best, and tuned, it ties or beats importance sampling. At the card's "
+                 "subspace avoids the noise best, and tuned, it ties or beats importance sampling (a target with a "
+                 "1/i spectrum, the chapter's last exercise, does not change this). At the card's "
                  "shared learning rate 0.01 importance sampling wins (0.47 vs 0.62 in review); tuning removes it",
        name="importance_vs_baselines")
 def claim_importance_vs_baselines(fast: bool = False, control: bool = False) -> Measured:
