@@ -44,3 +44,36 @@ def test_figures_build():
     assert len(ch.spectrum_slider_figure().frames) == ch.SPECTRUM_FRAMES
     assert len(ch.memory_figure(256, 1024, 32).data) == 2
     assert ch.memory_rows()[0]["full Adam (M floats)"] == pytest.approx(2 * 4096 * 4096 / 1e6)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: ch.proxy_members([("importance", 0, 0.01)], noise=np.nan, maxiter=5), "noise"),
+    (lambda: ch.proxy_members([("importance", 0, 0.01)], rank=2.5, maxiter=5), "rank"),
+    (lambda: ch.proxy_members([("importance", 0, 0.01)], maxiter=-1), "maxiter"),
+    (lambda: ch.proxy_members([("importance", 2.5, 0.01)], maxiter=5), "seed"),
+    (lambda: ch.proxy_members([("importance", 0, np.nan)], maxiter=5), "lr"),
+    (lambda: ch.proxy_members([("top", 0, 0.01)], maxiter=5), "rule"),
+    (lambda: ch.proxy_run("importance", seed=-1, maxiter=5), "seed"),
+    (lambda: ch.tuning("top", fast=True), "rule"),
+    (lambda: ch.tuned_runs("top", fast=True), "rule"),
+    (lambda: ch.spectrum_figure(3.0, ch.SPECTRUM_FRAMES), "frame"),
+    (lambda: ch.spectrum_figure(-1.0, 0), "noise"),
+    (lambda: ch.overlap_figure(1.0, 4, 0), "tau"),
+    (lambda: ch.memory_figure(m=0), "m"),
+    (lambda: ch.mlp_proxy(hidden=0), "hidden"),
+    (lambda: ch.mlp_proxy(batch=2.5), "batch"),
+    (lambda: ch.mlp_proxy("full", lr=np.nan), "lr"),
+])
+def test_bad_input_is_refused(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: ch.tail_loss(np.ones(3)), "run"), (lambda: ch.geometric_loss(None), "run"),
+    (lambda: ch.mean_overlap([1.0]), "run"), (lambda: ch.edge_note(3), "tunings"),
+    (lambda: ch.mlp_numbers([]), "traces"),
+])
+def test_wrong_types_are_refused(call, match):
+    with pytest.raises(TypeError, match=match):
+        call()

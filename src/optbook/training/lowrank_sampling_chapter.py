@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 import torch
 
 from ..claims import Criterion, Measured, claim
-from ..core import Result, Trace, Tuning, check_choice, check_int, grid_search
+from ..core import Result, Trace, Tuning, check_choice, check_int, check_positive, grid_search
 from ..viz import Phase, SliderStep, base_layout, color_for, convergence_traces, phase_layout, slider_figure
 from ..widgets import Explorer, Slider, Toggle
 from .lowrank_sampling import (
@@ -76,7 +76,8 @@ def proxy_members(members, *, noise: float = NOISE, rank: int = RANK, tau: int =
     mixed ("full" only with "full"; ``CONTROL`` is the random subspace on the method's stream).
     The problem and its gradient noise depend on the seed only, so every rule and learning rate
     sees the same noise."""
-    members = [(name, int(seed), float(lr)) for name, seed, lr in members]
+    members = [(name, check_int(seed, "seed"), float(lr)) for name, seed, lr in members]
+    maxiter = check_int(maxiter, "maxiter", minimum=1)
     for name, _, _ in members:
         if name not in METHODS and name != CONTROL:
             raise ValueError(f"rule must be one of {METHODS + (CONTROL,)}, got {name!r}")
@@ -122,20 +123,30 @@ def _part(run: BatchRun, sel) -> BatchRun:
                     run.overlap[:, sel], [run.refreshes[b] for b in sel])
 
 
+def _check_run(run) -> BatchRun:
+    if not isinstance(run, BatchRun):
+        raise TypeError(f"run must be a BatchRun, got {type(run).__name__}")
+    return run
+
+
 def tail_loss(run: BatchRun) -> np.ndarray:
     """The noisy proxy's score of each run: the mean loss over the last ``TAIL`` steps."""
+    _check_run(run)
     return run.losses[-TAIL:].mean(axis=0)
 
 
 def geometric_loss(run: BatchRun) -> np.ndarray:
     """The noise-free score of each run: the geometric mean of the loss over the run, clipped
     at FLOOR x f(W0) (a run that converges sooner scores lower)."""
+    _check_run(run)
     L = np.maximum(run.losses, FLOOR * run.losses[:1])
     return 10 ** np.mean(np.log10(L), axis=0)
 
 
 def mean_overlap(run: BatchRun, last: int = 50) -> np.ndarray:
     """Mean overlap omega of each run over its last ``last`` refreshes."""
+    last = check_int(last, "last", minimum=1)
+    _check_run(run)
     ov = run.overlap[np.isfinite(run.overlap[:, 0])]
     return ov[-last:].mean(axis=0)
 
@@ -183,6 +194,7 @@ def tunings(noise: float = NOISE, fast: bool = False) -> dict[str, Tuning]:
 
 def tuning(rule: str, noise: float = NOISE, fast: bool = False) -> Tuning:
     """``rule``'s tuning (see :func:`tunings`)."""
+    check_choice(rule, "rule", METHODS)
     return tunings(noise, fast)[rule]
 
 
@@ -201,6 +213,7 @@ def claim_runs(noise: float = NOISE, fast: bool = False) -> dict[str, tuple[Batc
 def tuned_runs(rule: str, noise: float = NOISE, fast: bool = False, control: bool = False) -> tuple[BatchRun, float]:
     """``rule`` (or with ``control`` the headline's control) at its tuned learning rate on the
     claims' seeds: (the runs, the learning rate)."""
+    check_choice(rule, "rule", METHODS)
     return claim_runs(noise, fast)[CONTROL if control else rule]
 
 
@@ -370,6 +383,9 @@ def mlp_proxy(rule: str = "importance", *, seed: int = 0, steps: int = 400, rank
     if rule != "full":
         check_choice(rule, "rule", RULES)
     steps = check_int(steps, "steps", minimum=1)
+    rank, hidden = check_int(rank, "rank", minimum=1), check_int(hidden, "hidden", minimum=1)
+    update_gap, batch = check_int(update_gap, "update_gap", minimum=1), check_int(batch, "batch", minimum=1)
+    lr = check_positive(lr, "lr")
     gen = torch.Generator().manual_seed(check_int(seed, "seed"))
     kw = dict(generator=gen, dtype=torch.float64)
     X = torch.randn(512, 16, **kw)
@@ -487,7 +503,10 @@ def spectrum_run(noise: float = 3.0) -> Result:
 def spectrum_traces(noise: float, frame: int) -> tuple[list, str]:
     """Bars of the sampling probabilities p_i = sigma_i / sum sigma at one shown refresh (of
     ``SPECTRUM_FRAMES`` spread over the run), the drawn indices in red, GaLore's top-r marked."""
-    res = spectrum_run(noise)
+    frame = check_int(frame, "frame")
+    if frame >= SPECTRUM_FRAMES:
+        raise ValueError(f"frame must be below {SPECTRUM_FRAMES}, got {frame}")
+    res = spectrum_run(check_positive(noise, "noise", allow_zero=True))
     picks = np.linspace(0, len(res.refreshes) - 1, SPECTRUM_FRAMES).round().astype(int)
     ref = res.refreshes[picks[frame]]
     p = ref["sigma"] / ref["sigma"].sum()
@@ -664,6 +683,8 @@ def watch_numbers() -> dict[str, tuple]:
 
 def mlp_numbers(traces: list[Trace]) -> dict[str, tuple]:
     """Final training losses of the tiny-MLP runs (dominant, importance, random, full Adam)."""
+    if not isinstance(traces, (list, tuple)) or len(traces) != len(METHODS_MLP):
+        raise TypeError(f"traces must be a list of {len(METHODS_MLP)} Trace objects (one per METHODS_MLP)")
     return {f"mlp_{r}": (float(tr.objective[-1]), "{:.4f}") for r, tr in zip(METHODS_MLP, traces)}
 
 
@@ -672,6 +693,8 @@ METHODS_MLP = ("dominant", "importance", "random", "full")
 
 def edge_note(tunings) -> str:
     """A sentence on the tuned settings that sit on the edge of their grid."""
+    if not all(isinstance(t, Tuning) for t in np.atleast_1d(np.asarray(tunings, dtype=object))):
+        raise TypeError("tunings must be a sequence of Tuning")
     edges = [t.method for t in tunings if t.on_edge()]
     return ("Every best learning rate lies inside the grid." if not edges
             else "The best learning rate lies on the edge of the grid for: " + ", ".join(edges) + ".")
