@@ -10,7 +10,7 @@ import optbook
 from optbook.claims import PARTS
 
 #: Chapters still being split elsewhere; each leaves this set when it lands.
-PENDING = {           "optbook.training.lowrank_sampling", "optbook.training.momentum_sam",
+PENDING = {           "optbook.training.momentum_sam",
            "optbook.training.valley_explorer", "optbook.training.bandit_schedulers"}
 
 
