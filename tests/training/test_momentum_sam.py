@@ -352,3 +352,20 @@ def test_sometimes_missing_gradient_matches_sgd_and_counter_resumes():
     fresh = ms.MSAM([torch.nn.Parameter(torch.zeros(3, dtype=torch.float64)) for _ in range(2)], rho=0.0)
     fresh.load_state_dict(sd)
     assert fresh.grad_calls == 7
+
+
+def test_stored_tuning_record_matches_fresh_training():
+    """The notebook reads the tuning from momentum_sam_tuning.py: re-train two of its entries
+    (the chosen radii, held-out seeds) and compare; and the record covers every configuration."""
+    from optbook.training import momentum_sam_chapter as ch
+    from optbook.training.momentum_sam_tuning import RECORD
+
+    assert set(RECORD) == {(s.method, s.rho, s.seed) for s in ch.tuning_specs()}
+    picks = [ms.Spec("MSAM", ch.TUNED["MSAM"], 101), ms.Spec("SAM", ch.TUNED["SAM"], 102)]
+    run = ms.train_moons(picks, epochs=ch.EPOCHS, monitor_rho=ch.MONITOR_RHO)
+    for k, s in enumerate(picks):
+        for f in ch.RECORD_FIELDS:
+            assert getattr(run, f)[k] == pytest.approx(RECORD[(s.method, s.rho, s.seed)][f], rel=1e-9, abs=1e-12), f
+    tm, ts = ch.tunings()
+    assert (tm.best["rho"], ts.best["rho"]) == (ch.TUNED["MSAM"], ch.TUNED["SAM"])
+    assert not tm.on_edge() and not ts.on_edge()

@@ -463,7 +463,8 @@ def validation_data(n_val: int = 2000, noise: float = 0.25, flip: float = 0.1,
 
 
 def train_moons(specs: Sequence[Spec], *, epochs: int = 300, batch_size: int = 32, lr: float = 0.1,
-                momentum: float = 0.9, monitor_rho: float = 0.5, data: dict | None = None) -> MoonsRun:
+                momentum: float = 0.9, monitor_rho: float = 0.5, monitor: Sequence[str] = ("SGD-M",),
+                data: dict | None = None) -> MoonsRun:
     """Train one MLP per configuration on the two-moons task, all at once (vectorized numpy).
 
     Each configuration has its own initialisation and batch order (from its seed). The update
@@ -473,9 +474,9 @@ def train_moons(specs: Sequence[Spec], *, epochs: int = 300, batch_size: int = 3
     the opposite sign (gradient at w + rho v/||v||), the chapter's negative control. No weight decay.
 
     Monitoring, every step (forward passes not counted as gradient calls): the cosine between
-    the batch gradient at the evaluation point and the momentum before the step, and whether
-    L_B(w - monitor_rho v/||v||) > L_B(w) (the mechanism; for SGD-M the evaluation point is w),
-    and the same along +v/||v|| (the flipped probe).
+    the batch gradient at the evaluation point and the momentum before the step; and, for the
+    methods in ``monitor`` (others NaN), whether L_B(w - monitor_rho v/||v||) > L_B(w) (the
+    mechanism; for SGD-M the evaluation point is w) and the same along +v/||v|| (the flipped probe).
 
     Returns a :class:`MoonsRun`: traces of the train loss at the unperturbed weights (about 60
     points per run) with the cumulative gradient calls; at the end, lambda_max of the full
@@ -508,6 +509,7 @@ def train_moons(specs: Sequence[Spec], *, epochs: int = 300, batch_size: int = 3
     is_sam, is_nag = method == "SAM", method == "NAG"
     sign = np.where(method == "MSAM", -1.0, np.where(method == "MSAM-flip", 1.0, 0.0))
     sam_idx = np.flatnonzero(is_sam)
+    mon_idx = np.flatnonzero(np.isin(method, list(monitor)))
     calls = np.zeros(K)
     traces = [Trace(s.label, meta=dict(method=s.method, rho=s.rho, seed=s.seed, lr=lr, momentum=momentum))
               for s in specs]
@@ -545,11 +547,15 @@ def train_moons(specs: Sequence[Spec], *, epochs: int = 300, batch_size: int = 3
             gnorm = _norm(G)
             dot = sum((G[k] * V[k]).reshape(K, -1).sum(axis=1) for k in _KEYS)
             cos_rows.append(np.where(vnorm > 0, dot / (gnorm * vnorm + NORM_EPS), np.nan))
-            l0 = _loss(P, Xb, yb)
-            l1 = _loss(_axpy(P, -monitor_rho * unit, V), Xb, yb)
-            l2 = _loss(_axpy(P, monitor_rho * unit, V), Xb, yb)
-            rise_rows.append(np.where(vnorm > 0, (l1 > l0).astype(float), np.nan))
-            flip_rows.append(np.where(vnorm > 0, (l2 > l0).astype(float), np.nan))
+            rise, flip = np.full(K, np.nan), np.full(K, np.nan)
+            if mon_idx.size and vnorm[mon_idx[0]] > 0:
+                Pm, Vm = {k: P[k][mon_idx] for k in _KEYS}, {k: V[k][mon_idx] for k in _KEYS}
+                Xm, ym, um = Xb[mon_idx], yb[mon_idx], unit[mon_idx]
+                l0 = _loss(Pm, Xm, ym)
+                rise[mon_idx] = _loss(_axpy(Pm, -monitor_rho * um, Vm), Xm, ym) > l0
+                flip[mon_idx] = _loss(_axpy(Pm, monitor_rho * um, Vm), Xm, ym) > l0
+            rise_rows.append(rise)
+            flip_rows.append(flip)
             V = {k: momentum * V[k] + G[k] for k in _KEYS}
             # SGD-M, SAM, MSAM: w -= lr v;  NAG (torch's nesterov=True): w -= lr (g + mu v)
             D = _axpy(V, is_nag.astype(float), _axpy(G, np.full(K, momentum - 1.0), V))

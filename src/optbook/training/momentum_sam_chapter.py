@@ -57,31 +57,59 @@ SHARPNESS_RATIO = 0.5               # the card's threshold, fixed before any run
 ACC_TOLERANCE = 0.01                # "within noise": one point of test accuracy
 
 
-@lru_cache(maxsize=2)
-def tuning_run(epochs: int = EPOCHS, seeds: tuple[int, ...] = TUNING_SEEDS) -> MoonsRun:
-    """SGD-M and every radius of both grids on the held-out tuning seeds (one vectorized run)."""
+RECORD_FIELDS = ("val_loss", "lambda_max", "train_loss", "test_acc")
+
+
+def tuning_specs(seeds: tuple[int, ...] = TUNING_SEEDS) -> list[Spec]:
+    """SGD-M and every radius of both grids on the held-out tuning seeds."""
     specs = [Spec("SGD-M", 0.0, s) for s in seeds]
     specs += [Spec("MSAM", r, s) for r in MSAM_GRID for s in seeds]
-    specs += [Spec("SAM", r, s) for r in SAM_GRID for s in seeds]
-    return train_moons(specs, epochs=epochs, monitor_rho=MONITOR_RHO)
+    return specs + [Spec("SAM", r, s) for r in SAM_GRID for s in seeds]
 
 
-def _lookup(run: MoonsRun, field: str, method: str, rho: float, seed: int) -> float:
-    k = next(i for i, s in enumerate(run.specs) if s.method == method and s.seed == seed and np.isclose(s.rho, rho))
-    return float(getattr(run, field)[k])
+def run_tuning(seeds: tuple[int, ...] = TUNING_SEEDS) -> dict[tuple[str, float, int], dict[str, float]]:
+    """Train every configuration of :func:`tuning_specs` (one vectorized run, about 10 s on one
+    core) and return its record: (method, rho, seed) -> the fields of :data:`RECORD_FIELDS`."""
+    run = train_moons(tuning_specs(seeds), epochs=EPOCHS, monitor_rho=MONITOR_RHO)
+    return {(s.method, s.rho, s.seed): {f: float(getattr(run, f)[k]) for f in RECORD_FIELDS}
+            for k, s in enumerate(run.specs)}
+
+
+def write_tuning_record(path=None) -> str:
+    """Run the tuning and store its record as the module ``momentum_sam_tuning.py`` (the
+    notebook and the explorer read it instead of re-training 39 networks; a test re-trains some
+    entries and compares)."""
+    from pathlib import Path
+    record = run_tuning()
+    lines = ['"""Chapter 18: the stored result of ``momentum_sam_chapter.run_tuning()`` (written by',
+             '``write_tuning_record``; ``tests/training/test_momentum_sam.py`` re-trains entries and compares)."""',
+             "", "RECORD = {"]
+    lines += [f"    {key!r}: {{{', '.join(f'{f!r}: {v[f]!r}' for f in RECORD_FIELDS)}}}," for key, v in record.items()]
+    lines.append("}")
+    text = "\n".join(lines) + "\n"
+    Path(path or Path(__file__).with_name("momentum_sam_tuning.py")).write_text(text)
+    return text
+
+
+def tuning_record(stored: bool = True) -> dict[tuple[str, float, int], dict[str, float]]:
+    """The tuning's record: the stored one (default) or a fresh run (``stored=False``)."""
+    if not stored:
+        return run_tuning()
+    from .momentum_sam_tuning import RECORD
+    return RECORD
 
 
 @lru_cache(maxsize=2)
-def tunings(epochs: int = EPOCHS, seeds: tuple[int, ...] = TUNING_SEEDS) -> tuple[Tuning, Tuning]:
+def tunings(stored: bool = True) -> tuple[Tuning, Tuning]:
     """MSAM's and SAM's radius chosen by the same rule: the lowest median validation loss
     (logistic loss on :func:`~optbook.training.momentum_sam.validation_data`) over the held-out
     seeds, six radii each. The log loss, a proper scoring rule, separates settings that the
     accuracy on 2000 points cannot."""
-    run = tuning_run(epochs, seeds)
+    rec = tuning_record(stored)
     out = []
     for method, grid in (("MSAM", MSAM_GRID), ("SAM", SAM_GRID)):
-        out.append(grid_search(method, lambda seed, rho, m=method: _lookup(run, "val_loss", m, rho, seed),
-                               {"rho": list(grid)}, seeds))
+        out.append(grid_search(method, lambda seed, rho, m=method: rec[(m, rho, seed)]["val_loss"],
+                               {"rho": list(grid)}, TUNING_SEEDS))
     return out[0], out[1]
 
 
@@ -307,20 +335,20 @@ _COLORS = {"SGD-M": color_for(0), "NAG": color_for(3), "SAM": color_for(2), "MSA
 READOUTS = (("lambda_max", "sharpness lambda_max"), ("train_loss", "train loss"), ("test_acc", "test accuracy"))
 
 
-def _medians(run: MoonsRun, method: str, rho: float = 0.0) -> dict[str, float]:
-    return {key: float(np.median(per_seed(run, key, method, rho))) for key, _ in READOUTS}
+def _record_medians(method: str, rho: float = 0.0) -> dict[str, float]:
+    rec = tuning_record()
+    return {key: float(np.median([rec[(method, rho, s)][key] for s in TUNING_SEEDS])) for key, _ in READOUTS}
 
 
 def rho_traces(rho: float) -> list:
     """Traces of the rho explorer (held-out tuning seeds, medians): per readout, MSAM over its
     grid, the current rho (a big marker), and SGD-M and the tuned SAM as dashed reference lines."""
-    run = tuning_run()
     rho_sam = tunings()[1].best["rho"]
     rho = min(MSAM_GRID, key=lambda r: abs(r - rho))
-    msam = [_medians(run, "MSAM", r) for r in MSAM_GRID]
-    cur = _medians(run, "MSAM", rho)
-    refs = (("SGD-M", "SGD-M", _medians(run, "SGD-M")), ("SAM", f"SAM (rho = {rho_sam:g}, tuned)",
-                                                         _medians(run, "SAM", rho_sam)))
+    msam = [_record_medians("MSAM", r) for r in MSAM_GRID]
+    cur = _record_medians("MSAM", rho)
+    refs = (("SGD-M", "SGD-M", _record_medians("SGD-M")), ("SAM", f"SAM (rho = {rho_sam:g}, tuned)",
+                                                         _record_medians("SAM", rho_sam)))
     out = []
     for j, (key, _) in enumerate(READOUTS):
         ax = "" if j == 0 else str(j + 1)
