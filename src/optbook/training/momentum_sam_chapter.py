@@ -30,6 +30,7 @@ from .momentum_sam import (
     Spec,
     _norm,
     _torch_mlp,
+    init_mlp,
     make_optimizer,
     moons_data,
     toy_loss,
@@ -528,3 +529,32 @@ def cost_figure(costs: dict[str, dict[str, float]]) -> go.Figure:
     fig.update_yaxes(title_text="gradients / step", row=1, col=1)
     fig.update_yaxes(title_text="ms / epoch", row=1, col=2)
     return fig
+
+
+def scale_numbers(exp: dict) -> dict[str, tuple]:
+    """The weight norms the text quotes: at initialization (median over the claim seeds) and at
+    the end of training (smallest and largest over the claim run's SGD-M and MSAM networks)."""
+    run = exp["run"]
+    idx = np.concatenate([run.select("SGD-M"), run.select("MSAM")])
+    final = _norm({k: v[idx] for k, v in run.params.items()})
+    init = [float(_norm({k: v[None] for k, v in init_mlp(s).items()})[0]) for s in exp["seeds"]]
+    return {"norm_init": (float(np.median(init)), "{:.0f}"), "norm_final_min": (float(final.min()), "{:.0f}"),
+            "norm_final_max": (float(final.max()), "{:.0f}"),
+            "first_share_min": (100 * FIRST_RHO / float(final.max()), "{:.0f}"),
+            "first_share_max": (100 * FIRST_RHO / float(final.min()), "{:.0f}")}
+
+
+def explorer_numbers() -> dict[str, tuple]:
+    """What the text quotes about the rho explorer (held-out tuning seeds, medians)."""
+    sgd = _record_medians("SGD-M")["test_acc"]
+    return {"explore_drop": (100 * (sgd - _record_medians("MSAM", FIRST_RHO)["test_acc"]), "{:.0f}")}
+
+
+def escape_numbers(seeds=range(11)) -> dict[str, tuple]:
+    """Shares of noise seeds (in %) after which each method ends in the wide basin of the toy
+    landscape, at momentum 0.9 and 0.5 (the momentum exercise)."""
+    out = {"escape_seeds": (len(seeds), "{:.0f}")}
+    for mu in (0.9, 0.5):
+        for method, share in toy_escapes(mu, seeds).items():
+            out[f"escape_{method.replace('-', '').lower()}_{int(10 * mu)}"] = (100 * share, "{:.0f}")
+    return out
