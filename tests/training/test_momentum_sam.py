@@ -365,7 +365,10 @@ def test_stored_tuning_record_matches_fresh_training():
     run = ms.train_moons(picks, epochs=ch.EPOCHS, monitor_rho=ch.MONITOR_RHO)
     for k, s in enumerate(picks):
         for f in ch.RECORD_FIELDS:
-            assert getattr(run, f)[k] == pytest.approx(RECORD[(s.method, s.rho, s.seed)][f], rel=1e-9, abs=1e-12), f
+            # the power iteration stops when every network of a batch has settled (tol 1e-5), so
+            # lambda_max depends on its batch mates at that level; the training does not
+            rel = 1e-3 if f == "lambda_max" else 1e-9
+            assert getattr(run, f)[k] == pytest.approx(RECORD[(s.method, s.rho, s.seed)][f], rel=rel, abs=1e-12), f
     tm, ts = ch.tunings()
     assert (tm.best["rho"], ts.best["rho"]) == (ch.TUNED["MSAM"], ch.TUNED["SAM"])
     assert not tm.on_edge() and not ts.on_edge()
