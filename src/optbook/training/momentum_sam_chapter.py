@@ -56,6 +56,7 @@ FIRST_RHO = 1.0
 MONITOR_RHO = 0.5
 SHARPNESS_RATIO = 0.5               # the card's threshold, fixed before any run
 ACC_TOLERANCE = 0.01                # "within noise": one point of test accuracy
+UNDERFIT = 0.05                     # a run more than 5 points below SGD-M's (same seed) underfits
 
 
 RECORD_FIELDS = ("val_loss", "lambda_max", "train_loss", "test_acc")
@@ -258,6 +259,8 @@ def claim_sharpness(fast: bool = False, control: bool = False) -> Measured:
               "ratio_sam": np.median(sam_ratio), "ratio_first": np.median(first_ratio),
               "acc_diff_first": np.median(first_diff), "rho_msam": rho, "rho_sam": exp["rho_sam"],
               "rho_relative": relative_radius(exp), "rho_relative_first": relative_radius(exp, FIRST_RHO),
+              "sam_underfit": float(np.sum(per_seed(run, "test_acc", "SAM", exp["rho_sam"]) < sgd_acc - UNDERFIT)),
+              "msam_underfit": float(np.sum(diff < -UNDERFIT)),
               "grad_calls": float(np.median(calls)), "grad_calls_sam": float(np.median(
                   per_seed(run, "grad_calls", "SAM", exp["rho_sam"])))}
     # The proxy shows the phenomenon only if a sharpness-aware method flattens here at all:
@@ -312,7 +315,8 @@ GLUE_FORMATS = {
                                         "lambda_sgdm", "lambda_msam", "train_loss_msam", "train_loss_sgdm")}
     | {k: (lambda v: f"{100 * v:+.1f}") for k in ("acc_diff", "acc_diff_min", "acc_diff_max", "acc_diff_first")}
     | {k: (lambda v: f"{100 * v:.1f}") for k in ("acc_msam", "acc_sgdm", "acc_sam")}
-    | {"rho_msam": "{:g}", "rho_sam": "{:g}", "grad_calls": "{:.0f}", "grad_calls_sam": "{:.0f}"}
+    | {"rho_msam": "{:g}", "rho_sam": "{:g}", "grad_calls": "{:.0f}", "grad_calls_sam": "{:.0f}",
+       "sam_underfit": "{:.0f}", "msam_underfit": "{:.0f}"}
     | {k: (lambda v: f"{100 * v:.0f}") for k in ("rho_relative", "rho_relative_first")},
     "mechanism": {"cos_probe": "{:+.2f}", "rise_fraction": lambda v: f"{100 * v:.0f}",
                   "rise_fraction_min": lambda v: f"{100 * v:.0f}", "rise_fraction_other": lambda v: f"{100 * v:.0f}",
