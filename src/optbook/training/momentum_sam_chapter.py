@@ -116,8 +116,8 @@ def tunings(stored: bool = True) -> tuple[Tuning, Tuning]:
 
 
 @lru_cache(maxsize=4)
-def claim_run(epochs: int = EPOCHS, seeds: tuple[int, ...] = CLAIM_SEEDS, rho_msam: float = 0.5,
-              rho_sam: float = 0.1) -> MoonsRun:
+def claim_run(epochs: int = EPOCHS, seeds: tuple[int, ...] = CLAIM_SEEDS, rho_msam: float = TUNED["MSAM"],
+              rho_sam: float = TUNED["SAM"]) -> MoonsRun:
     """On the claim seeds: SGD-M, NAG, MSAM at its tuned radius and at :data:`FIRST_RHO`, SAM at
     its tuned radius, and the control (MSAM with the sign flipped, tuned radius)."""
     configs = [("SGD-M", 0.0), ("NAG", 0.0), ("MSAM", rho_msam), ("MSAM", FIRST_RHO), ("SAM", rho_sam),
@@ -189,9 +189,9 @@ def mechanism(run: MoonsRun, method: str = "SGD-M", flip: bool = False) -> dict[
 def torch_epoch_costs(epochs: int = 3, seed: int = 0, rho: dict[str, float] | None = None) -> dict[str, dict[str, float]]:
     """Train the moons MLP with each torch optimizer (SGD-M, NAG, SAM, MSAM) for ``epochs``
     epochs and measure gradient calls per step (counted: closure calls) and wall seconds per
-    epoch (median over epochs; measured, not asserted)."""
+    epoch (median over epochs; measured, not asserted). Radii: :data:`TUNED` unless ``rho``."""
     epochs = check_int(epochs, "epochs", minimum=1)
-    rho = {"SAM": 0.1, "MSAM": 0.5, **(rho or {})}
+    rho = {**TUNED, **(rho or {})}
     X, y, _, _ = moons_data(**MOONS)
     Xt, yt = torch.tensor(X), torch.tensor(y)
     lossf = torch.nn.BCEWithLogitsLoss()
