@@ -11,7 +11,7 @@ from optbook.claims import PARTS
 
 #: Chapters still being split elsewhere; each leaves this set when it lands.
 PENDING = {"optbook.geometry.semi_infinite", "optbook.geometry.quantum_zo", "optbook.training.pazo",
-           "optbook.training.lowrank_sampling", "optbook.training.momentum_sam",
+           "optbook.training.lowrank_sampling",
            "optbook.training.valley_explorer", "optbook.training.bandit_schedulers"}
 
 

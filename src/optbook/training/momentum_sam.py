@@ -650,6 +650,7 @@ def toy_paths_torch(lr: float = 0.05, momentum: float = 0.9, rho: float = 0.3, s
 
 def _toy_noise(noise: float, seed: int, steps: int) -> np.ndarray:
     noise = check_positive(noise, "noise", allow_zero=True)
+    seed = check_int(seed, "seed")
     return np.random.default_rng(seed).normal(0.0, noise, (steps, 2))
 
 

@@ -18,7 +18,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from ..claims import Criterion, Measured, claim
-from ..core import Tuning, check_int, grid_search
+from ..core import Tuning, check_int, check_positive, grid_search
 from ..viz import SliderStep, base_layout, color_for, slider_figure
 from ..widgets import Explorer, Slider
 from .momentum_sam import (
@@ -348,6 +348,7 @@ def _record_medians(method: str, rho: float = 0.0) -> dict[str, float]:
 def rho_traces(rho: float) -> list:
     """Traces of the rho explorer (held-out tuning seeds, medians): per readout, MSAM over its
     grid, the current rho (a big marker), and SGD-M and the tuned SAM as dashed reference lines."""
+    rho = check_positive(rho, "rho")
     rho_sam = tunings()[1].best["rho"]
     rho = min(MSAM_GRID, key=lambda r: abs(r - rho))
     msam = [_record_medians("MSAM", r) for r in MSAM_GRID]
