@@ -434,6 +434,13 @@ class MoonsRun:
     rise_flip: np.ndarray = field(repr=False)
     params: dict = field(repr=False)
     seconds: float = 0.0
+    #: per step, for the monitored runs: the cosine of the batch gradient with a random unit
+    #: direction, and whether the batch loss rose along it (radius ``monitor_rho``).
+    cos_rand: np.ndarray = field(default=None, repr=False)
+    rise_rand: np.ndarray = field(default=None, repr=False)
+    #: the parameters of the ``snapshot`` runs at every recorded epoch: key -> (records, runs, ...)
+    snapshots: dict = field(default_factory=dict, repr=False)
+    snapshot_index: np.ndarray = field(default=None, repr=False)
 
     def select(self, method: str, rho: float | None = None) -> np.ndarray:
         """Indices of the configurations of ``method`` (and radius ``rho``)."""
@@ -464,7 +471,7 @@ def validation_data(n_val: int = 2000, noise: float = 0.25, flip: float = 0.1,
 
 def train_moons(specs: Sequence[Spec], *, epochs: int = 300, batch_size: int = 32, lr: float = 0.1,
                 momentum: float = 0.9, monitor_rho: float = 0.5, monitor: Sequence[str] = ("SGD-M",),
-                data: dict | None = None) -> MoonsRun:
+                snapshot: Sequence[str] = (), data: dict | None = None) -> MoonsRun:
     """Train one MLP per configuration on the two-moons task, all at once (vectorized numpy).
 
     Each configuration has its own initialisation and batch order (from its seed). The update
@@ -476,7 +483,10 @@ def train_moons(specs: Sequence[Spec], *, epochs: int = 300, batch_size: int = 3
     Monitoring, every step (forward passes not counted as gradient calls): the cosine between
     the batch gradient at the evaluation point and the momentum before the step; and, for the
     methods in ``monitor`` (others NaN), whether L_B(w - monitor_rho v/||v||) > L_B(w) (the
-    mechanism; for SGD-M the evaluation point is w) and the same along +v/||v|| (the flipped probe).
+    mechanism; for SGD-M the evaluation point is w), the same along +v/||v|| (the flipped probe)
+    and along a random unit direction u (global norm; drawn from its own generator, seeded by
+    (seed, 3), so the training is unchanged), with the cosine of the batch gradient with u. For the
+    methods in ``snapshot`` the parameters are kept at every recorded epoch (sharpness along the path).
 
     Returns a :class:`MoonsRun`: traces of the train loss at the unperturbed weights (about 60
     points per run) with the cumulative gradient calls; at the end, lambda_max of the full
@@ -510,12 +520,15 @@ def train_moons(specs: Sequence[Spec], *, epochs: int = 300, batch_size: int = 3
     sign = np.where(method == "MSAM", -1.0, np.where(method == "MSAM-flip", 1.0, 0.0))
     sam_idx = np.flatnonzero(is_sam)
     mon_idx = np.flatnonzero(np.isin(method, list(monitor)))
+    snap_idx = np.flatnonzero(np.isin(method, list(snapshot)))
+    probe_gens = [np.random.default_rng([specs[i].seed, 3]) for i in mon_idx]
+    snaps = {k: [] for k in _KEYS}
     calls = np.zeros(K)
     traces = [Trace(s.label, meta=dict(method=s.method, rho=s.rho, seed=s.seed, lr=lr, momentum=momentum))
               for s in specs]
     XK, yK = np.broadcast_to(X, (K,) + X.shape), np.broadcast_to(y, (K, n))
     XtK, ytK = np.broadcast_to(Xt, (K,) + Xt.shape), np.broadcast_to(yt, (K, len(yt)))
-    cos_rows, rise_rows, flip_rows = [], [], []
+    cos_rows, rise_rows, flip_rows, cosr_rows, riser_rows = [], [], [], [], []
 
     every = max(1, epochs // 60)
 
@@ -523,6 +536,8 @@ def train_moons(specs: Sequence[Spec], *, epochs: int = 300, batch_size: int = 3
         train = _loss(P, XK, yK)
         for k, tr in enumerate(traces):
             tr.record(objective=train[k], step_size=lr, iteration=epoch, grad_calls=calls[k])
+        for k in _KEYS:
+            snaps[k].append(P[k][snap_idx].copy())
 
     record(0)
     for epoch in range(1, epochs + 1):
@@ -547,15 +562,23 @@ def train_moons(specs: Sequence[Spec], *, epochs: int = 300, batch_size: int = 3
             gnorm = _norm(G)
             dot = sum((G[k] * V[k]).reshape(K, -1).sum(axis=1) for k in _KEYS)
             cos_rows.append(np.where(vnorm > 0, dot / (gnorm * vnorm + NORM_EPS), np.nan))
-            rise, flip = np.full(K, np.nan), np.full(K, np.nan)
+            rise, flip, cosr, riser = (np.full(K, np.nan) for _ in range(4))
             if mon_idx.size and vnorm[mon_idx[0]] > 0:
                 Pm, Vm = {k: P[k][mon_idx] for k in _KEYS}, {k: V[k][mon_idx] for k in _KEYS}
                 Xm, ym, um = Xb[mon_idx], yb[mon_idx], unit[mon_idx]
                 l0 = _loss(Pm, Xm, ym)
                 rise[mon_idx] = _loss(_axpy(Pm, -monitor_rho * um, Vm), Xm, ym) > l0
                 flip[mon_idx] = _loss(_axpy(Pm, monitor_rho * um, Vm), Xm, ym) > l0
+                U = {k: np.stack([g.standard_normal(P[k].shape[1:]) for g in probe_gens]) for k in _KEYS}
+                U = _axpy({k: np.zeros_like(U[k]) for k in _KEYS}, 1.0 / _norm(U), U)
+                riser[mon_idx] = _loss(_axpy(Pm, np.full(len(mon_idx), monitor_rho), U), Xm, ym) > l0
+                Gm = {k: G[k][mon_idx] for k in _KEYS}
+                cosr[mon_idx] = sum((Gm[k] * U[k]).reshape(len(mon_idx), -1).sum(axis=1) for k in _KEYS) / (
+                    _norm(Gm) + NORM_EPS)
             rise_rows.append(rise)
             flip_rows.append(flip)
+            cosr_rows.append(cosr)
+            riser_rows.append(riser)
             V = {k: momentum * V[k] + G[k] for k in _KEYS}
             # SGD-M, SAM, MSAM: w -= lr v;  NAG (torch's nesterov=True): w -= lr (g + mu v)
             D = _axpy(V, is_nag.astype(float), _axpy(G, np.full(K, momentum - 1.0), V))
@@ -570,7 +593,8 @@ def train_moons(specs: Sequence[Spec], *, epochs: int = 300, batch_size: int = 3
     yvK = np.broadcast_to(yv, (K, len(yv)))
     return MoonsRun(specs, traces, lam, np.array([tr.objective[-1] for tr in traces]), acc, calls,
                     _logistic(zv, yvK), ((zv > 0) == (yvK > 0.5)).mean(axis=1),
-                    np.array(cos_rows), np.array(rise_rows), np.array(flip_rows), P, time.perf_counter() - t_start)
+                    np.array(cos_rows), np.array(rise_rows), np.array(flip_rows), P, time.perf_counter() - t_start,
+                    np.array(cosr_rows), np.array(riser_rows), {k: np.stack(v) for k, v in snaps.items()}, snap_idx)
 
 
 # --------------------------------------------------------------------------- the MLP in torch
