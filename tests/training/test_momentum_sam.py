@@ -372,3 +372,47 @@ def test_stored_tuning_record_matches_fresh_training():
     tm, ts = ch.tunings()
     assert (tm.best["rho"], ts.best["rho"]) == (ch.TUNED["MSAM"], ch.TUNED["SAM"])
     assert not tm.on_edge() and not ts.on_edge()
+
+
+def test_snapshots_and_random_probe_leave_training_unchanged():
+    """The SGD-M checkpoints end at the final weights, and the random-direction probe draws from
+    its own generator: the same runs with and without monitoring/snapshots are identical."""
+    specs = [ms.Spec("SGD-M", 0.0, 4), ms.Spec("MSAM", 0.5, 4)]
+    a = ms.train_moons(specs, epochs=10, snapshot=("SGD-M",))
+    b = ms.train_moons(specs, epochs=10, monitor=())
+    assert all(np.array_equal(a.params[k], b.params[k]) for k in ms._KEYS)
+    assert a.snapshots["W1"].shape == (11, 1, 2, 64) and list(a.snapshot_index) == [0]
+    assert np.array_equal(a.snapshots["W1"][-1, 0], a.params["W1"][0])
+    late = slice(5, None)
+    assert np.all(np.isfinite(a.rise_rand[late, 0])) and np.isnan(a.rise_rand[:, 1]).all()
+    assert np.nanmax(np.abs(a.cos_rand)) < 0.5   # a random direction in 257 dimensions is nearly orthogonal
+
+
+def test_matched_fit_reference_interpolates_sgdm_path():
+    from optbook.training import momentum_sam_chapter as ch
+    loss = np.array([0.7, 0.5, 0.45, 0.4, 0.42, 0.35])
+    assert ch._crossing(loss, 0.6) == (0, 1, 0.5)
+    assert ch._crossing(loss, 0.4) == (2, 3, 1.0)
+    assert ch._crossing(loss, 0.8) == (0, 0, 0.0)          # already below at the start
+    assert ch._crossing(loss, 0.1) == (5, 5, 0.0)          # never that low: SGD-M's last value
+    run = ms.train_moons([ms.Spec("SGD-M", 0.0, 0)], epochs=30, snapshot=("SGD-M",))
+    traj = np.asarray(run.traces[0].objective)
+    X, y, _, _ = ms.moons_data()
+    lam = ms.batched_lambda_max({k: v[:, 0] for k, v in run.snapshots.items()}, X, y)
+    # m: a record low of SGD-M's train loss; at its loss the reference is that checkpoint's
+    # lambda_max, and just above it the interpolation with the checkpoint before
+    m = next(i for i in range(3, len(traj)) if traj[i] < traj[:i].min())
+    above = 0.5 * (traj[m] + min(traj[m - 1], traj[:m].min()))
+    ref = ch.matched_sgdm_sharpness(run, [0, 0], [traj[m], above])
+    assert ref[0] == pytest.approx(lam[m], rel=1e-3)
+    i, j, t = ch._crossing(traj, above)
+    assert j == m and 0 < t < 1 and ref[1] == pytest.approx(lam[i] + t * (lam[j] - lam[i]), rel=1e-3)
+
+
+def test_mechanism_probe_is_checked():
+    from optbook.training import momentum_sam_chapter as ch
+    run = ms.train_moons([ms.Spec("SGD-M", 0.0, 0)], epochs=2)
+    with pytest.raises(ValueError, match="probe"):
+        ch.mechanism(run, probe="v")
+    m = ch.mechanism(run, probe="+v")
+    assert np.allclose(m["cos_with_probe"], -ch.mechanism(run, probe="-v")["cos_with_probe"])

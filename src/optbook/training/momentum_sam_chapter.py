@@ -518,7 +518,8 @@ def watch_figure(exp: dict, seed: int = 0) -> go.Figure:
 
 def cosine_figure(exp: dict, seed: int = 0, window: int = 100) -> go.Figure:
     """cos(g_B, v) at every SGD-M step (light), its rolling mean over ``window`` steps, and the
-    rolling fraction of steps where the batch loss rose along -v/||v|| and along +v/||v||."""
+    rolling fraction of steps where the batch loss rose along -v/||v||, along +v/||v|| and along
+    a random unit direction."""
     run = exp["run"]
     k = next(i for i in run.select("SGD-M") if run.specs[i].seed == seed)
     cos = run.cos[:, k]
@@ -541,6 +542,9 @@ def cosine_figure(exp: dict, seed: int = 0, window: int = 100) -> go.Figure:
         go.Scatter(x=late, y=roll(run.rise_flip[:, k])[keep], mode="lines",
                    name="... and along +v/|v| (the flipped probe)",
                    line=dict(color=_COLORS["MSAM-flip"], width=2, dash="dash")),
+        go.Scatter(x=late, y=roll(run.rise_rand[:, k])[keep], mode="lines",
+                   name="... and along a random direction (the control)",
+                   line=dict(color="#222222", width=1.5, dash="dot")),
     ])
     fig.add_hline(y=0, line=dict(color="#555", width=1))
     return base_layout(fig, xaxis_title="SGD-M step", yaxis_title="cosine / share of steps", height=460)
