@@ -83,11 +83,12 @@ def run_tuning(seeds: tuple[int, ...] = TUNING_SEEDS) -> dict[tuple[str, float, 
 def write_tuning_record(path=None) -> str:
     """Run the tuning and store its record as the module ``momentum_sam_tuning.py`` (the
     notebook and the explorer read it instead of re-training 39 networks; a test re-trains some
-    entries and compares)."""
+    entries and compares). Command: ``PYTHONPATH=src python -m optbook.training.momentum_sam_chapter``."""
     from pathlib import Path
     record = run_tuning()
-    lines = ['"""Chapter 18: the stored result of ``momentum_sam_chapter.run_tuning()`` (written by',
-             '``write_tuning_record``; ``tests/training/test_momentum_sam.py`` re-trains entries and compares)."""',
+    lines = ['"""Chapter 18: the stored result of ``momentum_sam_chapter.run_tuning()``. Generated, do not edit:',
+             'regenerate with ``PYTHONPATH=src python -m optbook.training.momentum_sam_chapter``;',
+             '``tests/training/test_momentum_sam.py`` re-trains entries and compares."""',
              "", "RECORD = {"]
     lines += [f"    {key!r}: {{{', '.join(f'{f!r}: {v[f]!r}' for f in RECORD_FIELDS)}}}," for key, v in record.items()]
     lines.append("}")
@@ -660,3 +661,8 @@ def escape_numbers(seeds=range(11)) -> dict[str, tuple]:
         for method, share in toy_escapes(mu, seeds).items():
             out[f"escape_{method.replace('-', '').lower()}_{int(10 * mu)}"] = (100 * share, "{:.0f}")
     return out
+
+
+if __name__ == "__main__":  # regenerate the stored tuning record
+    write_tuning_record()
+    print("wrote", __file__.replace("momentum_sam_chapter.py", "momentum_sam_tuning.py"))

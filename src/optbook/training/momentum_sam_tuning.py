@@ -1,5 +1,6 @@
-"""Chapter 18: the stored result of ``momentum_sam_chapter.run_tuning()`` (written by
-``write_tuning_record``; ``tests/training/test_momentum_sam.py`` re-trains entries and compares)."""
+"""Chapter 18: the stored result of ``momentum_sam_chapter.run_tuning()``. Generated, do not edit:
+regenerate with ``PYTHONPATH=src python -m optbook.training.momentum_sam_chapter``;
+``tests/training/test_momentum_sam.py`` re-trains entries and compares."""
 
 RECORD = {
     ('SGD-M', 0.0, 100): {'val_loss': 0.4541175980481212, 'lambda_max': 1.3268497310888883, 'train_loss': 0.34577154084896855, 'test_acc': 0.924},
