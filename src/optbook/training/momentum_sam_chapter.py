@@ -545,7 +545,7 @@ def cosine_figure(exp: dict, seed: int = 0, window: int = 100) -> go.Figure:
                    line=dict(color=_COLORS["MSAM-flip"], width=2, dash="dash")),
         go.Scatter(x=late, y=roll(run.rise_rand[:, k])[keep], mode="lines",
                    name="... and along a random direction (the control)",
-                   line=dict(color="#222222", width=1.5, dash="dot")),
+                   line=dict(color=color_for(7), width=2, dash="dot")),
     ])
     fig.add_hline(y=0, line=dict(color="#555", width=1))
     return base_layout(fig, xaxis_title="SGD-M step", yaxis_title="cosine / share of steps", height=460)
