@@ -76,8 +76,7 @@ SPECS = [
 
 # (optimizer, check) pairs that still fail: issue 28 fixes them and removes the rows.
 KNOWN: set[tuple[str, str]] = {
-    ("MSAM", "none_grad"), ("SAM", "none_grad"), ("AdamWMSAM", "none_grad"),
-    ("MSAM", "groups"), ("SAM", "groups"), ("AdamWMSAM", "groups"), ("Lamb", "groups"),
+    ("Lamb", "groups"),
 }
 
 

@@ -6,22 +6,20 @@ Risse) perturbs along the *negative normalized momentum* instead, w - rho v / ||
 that needs no extra gradient: late in training the momentum v is anti-aligned with the current
 mini-batch gradient, so that step goes uphill on the batch, as SAM's ascent step does.
 
-What is here:
+What is here (no plotting; the chapter's experiments, claims and figures are in
+:mod:`optbook.training.momentum_sam_chapter`):
 
 * :class:`MSAM`, :class:`SAM` and :class:`AdamWMSAM`: ``torch.optim.Optimizer`` subclasses that
   work in any training loop (``step(closure)``, the closure does forward + backward). The
   baselines SGD with momentum and Nesterov are ``torch.optim.SGD`` itself.
-* :func:`hessian_top_eigenvalue` (from :mod:`optbook.core.curvature`): the sharpness lambda_max of a torch loss by power iteration on
-  Hessian-vector products.
-* :func:`train_moons`: the card's experiment, a 2-64-1 tanh MLP on noisy two moons, run for many
-  (method, rho, seed) configurations at once in vectorized numpy (the same update rules as the
-  torch optimizers; the tests check that they agree to 1e-10).
-* the toy 2-D landscape with a sharp and a wide minimum, the claims and the explorers.
+* :func:`train_moons`: a 2-64-1 tanh MLP on noisy two moons, run for many (method, rho, seed)
+  configurations at once in vectorized numpy (the same update rules as the torch optimizers; the
+  tests check that they agree to 1e-10), with :func:`batched_lambda_max`, the sharpness.
+* the 2-D toy landscape with a sharp and a wide minimum (:func:`toy_loss`, :func:`toy_paths`).
 
-The update rule and the defaults follow the official code (github.com/MarlonBecker/MSAM), as read
-for the card ``shared/papers/18-momentum-sam.md``; we keep the *unperturbed* weights in the
-parameters between steps (the official optimizer leaves them perturbed), which is equivalent and
-makes evaluation at the right point automatic.
+The update rule and the defaults follow the official code (github.com/MarlonBecker/MSAM); we keep
+the *unperturbed* weights in the parameters between steps (the official optimizer leaves them
+perturbed), which is equivalent and makes evaluation at the right point automatic.
 """
 from __future__ import annotations
 
@@ -31,28 +29,16 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
-import plotly.graph_objects as go
 import torch
-from plotly.subplots import make_subplots
 
-from ..claims import Measured, claim
 from ..core import Trace, as_rng, check_in_range, check_int, check_positive
 from ..core.curvature import global_norm as _global_norm
-from ..core.curvature import hessian_top_eigenvalue  # noqa: F401  (the chapter calls ch.hessian_top_eigenvalue)
-from ..viz import SliderStep, base_layout, color_for, slider_figure
-from ..widgets import Explorer, Slider
+from ..core.curvature import hessian_top_eigenvalue  # noqa: F401  (re-exported: the chapter's sharpness of any torch loss)
 
 #: Added to a norm before dividing by it (as in the official code).
 NORM_EPS = 1e-12
 
 # --------------------------------------------------------------------------- torch optimizers
-
-
-def _check_sgd_hyper(lr, momentum, rho, weight_decay) -> None:
-    check_positive(lr, "lr")
-    check_in_range(momentum, "momentum", 0.0, 1.0, closed=(True, False))
-    check_positive(rho, "rho", allow_zero=True)
-    check_positive(weight_decay, "weight_decay", allow_zero=True)
 
 
 def _call_closure(closure) -> torch.Tensor:
@@ -67,22 +53,52 @@ def _call_closure(closure) -> torch.Tensor:
 
 
 class _Perturbing(torch.optim.Optimizer):
-    """Shared machinery: move every parameter by a perturbation, evaluate, move back exactly."""
+    """Shared machinery of the three optimizers, as ``torch.optim`` does it.
 
-    grad_calls: int
+    * Hyperparameters are checked in :meth:`add_param_group`, so a group's own values (a group
+      may override the defaults) are checked too, with the group named in the error.
+    * A parameter whose ``.grad`` is None after the closure is skipped (not perturbed on later
+      steps until it has a state, not updated, no weight decay).
+    * ``state_dict()`` carries the gradient-call counter besides the per-parameter state, so a
+      resumed run continues bit for bit (there is no random state).
+    * The perturbation is applied in place and undone exactly ("move up", "move back").
+    """
 
-    def _params(self) -> list[torch.Tensor]:
-        return [p for g in self.param_groups for p in g["params"]]
+    def __init__(self, params, defaults: dict):
+        self.grad_calls = 0
+        super().__init__(params, defaults)
 
-    def _move(self, eps: list[torch.Tensor]) -> None:
-        """Save w and set the parameters to w + eps ("move up")."""
-        for p, e in zip(self._params(), eps):
+    def _check_group(self, group: dict, where: str) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def add_param_group(self, param_group: dict) -> None:
+        where = f" (param group {len(self.param_groups)})"
+        self._check_group({**self.defaults, **param_group}, where)
+        super().add_param_group(param_group)
+
+    def state_dict(self) -> dict:
+        out = super().state_dict()
+        out["grad_calls"] = self.grad_calls
+        return out
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state_dict = dict(state_dict)
+        calls = state_dict.pop("grad_calls", 0)
+        super().load_state_dict(state_dict)
+        self.grad_calls = int(calls)
+
+    def _pairs(self) -> list[tuple[dict, torch.Tensor]]:
+        return [(g, p) for g in self.param_groups for p in g["params"]]
+
+    def _move(self, eps: dict[torch.Tensor, torch.Tensor]) -> None:
+        """Save w and set each parameter in ``eps`` to w + eps ("move up")."""
+        for p, e in eps.items():
             self.state[p]["w"] = p.detach().clone()
             p.data.add_(e)
 
     def move_back(self) -> None:
         """Restore the saved unperturbed weights w exactly ("move back")."""
-        for p in self._params():
+        for _, p in self._pairs():
             if "w" in self.state[p]:
                 p.data.copy_(self.state[p].pop("w"))
 
@@ -95,22 +111,51 @@ class _Perturbing(torch.optim.Optimizer):
         self.grad_calls += 1
         return loss
 
-    def _momentum_update(self, grads: list[torch.Tensor]) -> None:
+    def _direction(self, key: str, sign: float) -> dict[torch.Tensor, torch.Tensor]:
+        """sign * rho * s / (||s|| + 1e-12) for every parameter that has the state ``key``;
+        ||s|| is the global norm over all of them, rho the parameter's group's radius."""
+        have = [(g, p) for g, p in self._pairs() if key in self.state[p]]
+        if not have:
+            return {}
+        norm = _global_norm(self.state[p][key] for _, p in have) + NORM_EPS
+        return {p: (sign * g["rho"] / norm) * self.state[p][key] for g, p in have}
+
+    def _gradients(self, decay_at_current: bool) -> list[tuple[dict, torch.Tensor, torch.Tensor]]:
+        """(group, parameter, gradient) for the parameters that have a gradient; with
+        ``decay_at_current`` the weight decay is added at the parameter's current value."""
+        out = []
+        for g, p in self._pairs():
+            if p.grad is None:
+                continue
+            grad = p.grad.detach().clone()
+            if decay_at_current and g["weight_decay"]:
+                grad.add_(p.detach(), alpha=g["weight_decay"])
+            out.append((g, p, grad))
+        return out
+
+    def _momentum_update(self, grads) -> None:
         """v <- momentum v + g, w <- w - lr v (torch.optim.SGD's rule with dampening 0)."""
-        k = 0
-        for group in self.param_groups:
-            for p in group["params"]:
-                g = grads[k]
-                k += 1
-                buf = self.state[p].get("momentum_buffer")
-                if buf is None:
-                    buf = self.state[p]["momentum_buffer"] = g.clone()
-                else:
-                    buf.mul_(group["momentum"]).add_(g)
-                p.data.add_(buf, alpha=-group["lr"])
+        for group, p, g in grads:
+            buf = self.state[p].get("momentum_buffer")
+            if buf is None:
+                buf = self.state[p]["momentum_buffer"] = g.clone()
+            else:
+                buf.mul_(group["momentum"]).add_(g)
+            p.data.add_(buf, alpha=-group["lr"])
 
 
-class MSAM(_Perturbing):
+class _SGDFamily(_Perturbing):
+    def __init__(self, params, lr, momentum, rho, weight_decay):
+        super().__init__(params, dict(lr=lr, momentum=momentum, rho=rho, weight_decay=weight_decay))
+
+    def _check_group(self, group: dict, where: str) -> None:
+        check_positive(group["lr"], "lr" + where)
+        check_in_range(group["momentum"], "momentum" + where, 0.0, 1.0, closed=(True, False))
+        check_positive(group["rho"], "rho" + where, allow_zero=True)
+        check_positive(group["weight_decay"], "weight_decay" + where, allow_zero=True)
+
+
+class MSAM(_SGDFamily):
     """Momentum-SAM with SGD momentum (the paper's MSAM; ``MSAM`` in ``optimizer/msam.py``).
 
     One step on a batch B, with momentum v (0 at the start) and weights w:
@@ -137,50 +182,29 @@ class MSAM(_Perturbing):
 
     ``step(closure)``: the closure must zero the gradients, compute the loss, call ``backward()``
     and return the loss; ``step`` returns the loss at w_hat. ``grad_calls`` counts closures.
+    Every value may be overridden per param group.
     """
 
     def __init__(self, params, lr: float = 0.1, momentum: float = 0.9, rho: float = 0.3,
                  weight_decay: float = 0.0):
-        _check_sgd_hyper(lr, momentum, rho, weight_decay)
-        super().__init__(params, dict(lr=lr, momentum=momentum, rho=rho, weight_decay=weight_decay))
-        self.grad_calls = 0
+        super().__init__(params, lr, momentum, rho, weight_decay)
 
-    def perturbation(self) -> list[torch.Tensor]:
-        """eps = -rho v / (||v|| + 1e-12) for every parameter (zeros before the first step); its
-        global norm is rho (up to the 1e-12), whatever the number of tensors."""
-        out = []
-        for group in self.param_groups:
-            bufs = [self.state[p].get("momentum_buffer") for p in group["params"]]
-            if any(b is None for b in bufs):
-                out += [torch.zeros_like(p) for p in group["params"]]
-                continue
-            scale = group["rho"] / (_global_norm(self._all_buffers()) + NORM_EPS)
-            out += [-scale * b for b in bufs]
-        return out
-
-    def _all_buffers(self) -> list[torch.Tensor]:
-        return [self.state[p]["momentum_buffer"] for p in self._params()]
+    def perturbation(self) -> dict[torch.Tensor, torch.Tensor]:
+        """eps = -rho v / (||v|| + 1e-12) for every parameter with a momentum buffer (none before
+        the first step); its global norm is rho, whatever the number of tensors."""
+        return self._direction("momentum_buffer", -1.0)
 
     @torch.no_grad()
     def step(self, closure):  # type: ignore[override]
-        eps = self.perturbation()
-        self._move(eps)
+        self._move(self.perturbation())
         loss = self._evaluate(closure)
-        grads = []
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    raise ValueError("closure must call backward(): a parameter has no gradient")
-                g = p.grad.detach()
-                if group["weight_decay"]:
-                    g = g.add(p.detach(), alpha=group["weight_decay"])  # p is w_hat here
-                grads.append(g)
+        grads = self._gradients(decay_at_current=True)   # the parameters hold w_hat here
         self.move_back()
         self._momentum_update(grads)
         return loss
 
 
-class SAM(_Perturbing):
+class SAM(_SGDFamily):
     """Sharpness-aware minimization with SGD momentum (Foret et al., the paper's main baseline).
 
     One step on a batch B: g = grad L_B(w); eps = rho g / (||g|| + 1e-12) (global norm);
@@ -191,28 +215,24 @@ class SAM(_Perturbing):
 
     def __init__(self, params, lr: float = 0.1, momentum: float = 0.9, rho: float = 0.05,
                  weight_decay: float = 0.0):
-        _check_sgd_hyper(lr, momentum, rho, weight_decay)
-        super().__init__(params, dict(lr=lr, momentum=momentum, rho=rho, weight_decay=weight_decay))
-        self.grad_calls = 0
+        super().__init__(params, lr, momentum, rho, weight_decay)
 
     @torch.no_grad()
     def step(self, closure):  # type: ignore[override]
         loss = self._evaluate(closure)
-        params = self._params()
-        if any(p.grad is None for p in params):
-            raise ValueError("closure must call backward(): a parameter has no gradient")
-        norm = _global_norm(p.grad for p in params) + NORM_EPS
-        eps = [group["rho"] / norm * p.grad.detach() for group in self.param_groups for p in group["params"]]
+        for _, p in self._pairs():
+            if p.grad is not None:
+                self.state[p]["ascent"] = p.grad.detach().clone()
+        eps = self._direction("ascent", 1.0)
+        for _, p in self._pairs():
+            self.state[p].pop("ascent", None)
         self._move(eps)
         self._evaluate(closure)
-        grads = [p.grad.detach().clone() for p in params]
+        grads = [(g, p, p.grad.detach().clone()) for g, p in self._pairs() if p in eps and p.grad is not None]
         self.move_back()
-        k = 0
-        for group in self.param_groups:
-            for p in group["params"]:
-                if group["weight_decay"]:
-                    grads[k].add_(p.detach(), alpha=group["weight_decay"])
-                k += 1
+        for g, p, grad in grads:
+            if g["weight_decay"]:
+                grad.add_(p.detach(), alpha=g["weight_decay"])
         self._momentum_update(grads)
         return loss
 
@@ -228,49 +248,41 @@ class AdamWMSAM(_Perturbing):
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2, rho: float = 1.0):
-        check_positive(lr, "lr")
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, rho=rho))
+
+    def _check_group(self, group: dict, where: str) -> None:
+        check_positive(group["lr"], "lr" + where)
+        betas = group["betas"]
         if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-            raise ValueError(f"betas must be a pair of numbers, got {betas!r}")
-        check_in_range(betas[0], "betas[0]", 0.0, 1.0, closed=(True, False))
-        check_in_range(betas[1], "betas[1]", 0.0, 1.0, closed=(True, False))
-        check_positive(eps, "eps")
-        check_positive(weight_decay, "weight_decay", allow_zero=True)
-        check_positive(rho, "rho", allow_zero=True)
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, rho=rho))
-        self.grad_calls = 0
+            raise ValueError(f"betas{where} must be a pair of numbers, got {betas!r}")
+        check_in_range(betas[0], "betas[0]" + where, 0.0, 1.0, closed=(True, False))
+        check_in_range(betas[1], "betas[1]" + where, 0.0, 1.0, closed=(True, False))
+        check_positive(group["eps"], "eps" + where)
+        check_positive(group["weight_decay"], "weight_decay" + where, allow_zero=True)
+        check_positive(group["rho"], "rho" + where, allow_zero=True)
 
     @torch.no_grad()
     def step(self, closure):  # type: ignore[override]
-        params = self._params()
-        if all("exp_avg" in self.state[p] for p in params):
-            norm = _global_norm(self.state[p]["exp_avg"] for p in params) + NORM_EPS
-            eps = [-group["rho"] / norm * self.state[p]["exp_avg"]
-                   for group in self.param_groups for p in group["params"]]
-        else:
-            eps = [torch.zeros_like(p) for p in params]
-        self._move(eps)
+        self._move(self._direction("exp_avg", -1.0))
         loss = self._evaluate(closure)
-        if any(p.grad is None for p in params):
-            self.move_back()
-            raise ValueError("closure must call backward(): a parameter has no gradient")
-        grads = [p.grad.detach().clone() for p in params]
+        grads = self._gradients(decay_at_current=False)
         self.move_back()
-        k = 0
-        for group in self.param_groups:
+        for group, p, g in grads:
             b1, b2 = group["betas"]
-            for p in group["params"]:
-                g, st = grads[k], self.state[p]
-                k += 1
-                if "exp_avg" not in st:
-                    st["step"], st["exp_avg"], st["exp_avg_sq"] = 0, torch.zeros_like(p), torch.zeros_like(p)
-                st["step"] += 1
-                t = st["step"]
-                p.data.mul_(1.0 - group["lr"] * group["weight_decay"])
-                st["exp_avg"].mul_(b1).add_(g, alpha=1.0 - b1)
-                st["exp_avg_sq"].mul_(b2).addcmul_(g, g, value=1.0 - b2)
-                denom = (st["exp_avg_sq"] / (1.0 - b2 ** t)).sqrt().add_(group["eps"])
-                p.data.addcdiv_(st["exp_avg"], denom, value=-group["lr"] / (1.0 - b1 ** t))
+            st = self.state[p]
+            if "exp_avg" not in st:
+                st["step"], st["exp_avg"], st["exp_avg_sq"] = 0, torch.zeros_like(p), torch.zeros_like(p)
+            st["step"] += 1
+            t = st["step"]
+            p.data.mul_(1.0 - group["lr"] * group["weight_decay"])
+            st["exp_avg"].mul_(b1).add_(g, alpha=1.0 - b1)
+            st["exp_avg_sq"].mul_(b2).addcmul_(g, g, value=1.0 - b2)
+            denom = (st["exp_avg_sq"] / (1.0 - b2 ** t)).sqrt().add_(group["eps"])
+            p.data.addcdiv_(st["exp_avg"], denom, value=-group["lr"] / (1.0 - b1 ** t))
         return loss
+
+
+METHODS = ("SGD-M", "NAG", "SAM", "MSAM")
 
 
 def make_optimizer(method: str, params, *, lr: float = 0.1, momentum: float = 0.9, rho: float = 0.0):
@@ -285,12 +297,6 @@ def make_optimizer(method: str, params, *, lr: float = 0.1, momentum: float = 0.
     if method == "MSAM":
         return MSAM(params, lr=lr, momentum=momentum, rho=rho)
     raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-
-
-METHODS = ("SGD-M", "NAG", "SAM", "MSAM")
-
-
-# --------------------------------------------------------------------------- sharpness
 
 
 # --------------------------------------------------------------------------- data and MLP
@@ -406,6 +412,11 @@ class Spec:
         return self.method if self.method in ("SGD-M", "NAG") else f"{self.method} (rho = {self.rho:g})"
 
 
+#: Methods of the vectorized engine: the four torch methods and the chapter's negative control,
+#: MSAM with the sign of its perturbation flipped (gradient at w + rho v / ||v||).
+ENGINE_METHODS = METHODS + ("MSAM-flip",)
+
+
 @dataclass
 class MoonsRun:
     """What :func:`train_moons` measured for each configuration (arrays indexed like ``specs``)."""
@@ -416,10 +427,20 @@ class MoonsRun:
     train_loss: np.ndarray
     test_acc: np.ndarray
     grad_calls: np.ndarray
+    val_loss: np.ndarray
+    val_acc: np.ndarray
     cos: np.ndarray = field(repr=False)
     rise: np.ndarray = field(repr=False)
+    rise_flip: np.ndarray = field(repr=False)
     params: dict = field(repr=False)
     seconds: float = 0.0
+    #: per step, for the monitored runs: the cosine of the batch gradient with a random unit
+    #: direction, and whether the batch loss rose along it (radius ``monitor_rho``).
+    cos_rand: np.ndarray = field(default=None, repr=False)
+    rise_rand: np.ndarray = field(default=None, repr=False)
+    #: the parameters of the ``snapshot`` runs at every recorded epoch: key -> (records, runs, ...)
+    snapshots: dict = field(default_factory=dict, repr=False)
+    snapshot_index: np.ndarray = field(default=None, repr=False)
 
     def select(self, method: str, rho: float | None = None) -> np.ndarray:
         """Indices of the configurations of ``method`` (and radius ``rho``)."""
@@ -440,28 +461,44 @@ def moons_data(n_train: int = 300, n_test: int = 2000, noise: float = 0.25, flip
     return X, y, Xt, yt
 
 
+@lru_cache(maxsize=2)
+def validation_data(n_val: int = 2000, noise: float = 0.25, flip: float = 0.1,
+                    data_seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A validation split: fresh points from the *training* distribution (same noise, same share
+    of flipped labels), drawn apart from the training and test sets. Radii are chosen on it."""
+    return two_moons(n_val, noise=noise, flip=flip, rng=np.random.default_rng([data_seed, 2]))
+
+
 def train_moons(specs: Sequence[Spec], *, epochs: int = 300, batch_size: int = 32, lr: float = 0.1,
-                momentum: float = 0.9, monitor_rho: float = 1.0, data: dict | None = None) -> MoonsRun:
+                momentum: float = 0.9, monitor_rho: float = 0.5, monitor: Sequence[str] = ("SGD-M",),
+                snapshot: Sequence[str] = (), data: dict | None = None) -> MoonsRun:
     """Train one MLP per configuration on the two-moons task, all at once (vectorized numpy).
 
     Each configuration has its own initialisation and batch order (from its seed). The update
     rules are those of the torch optimizers: SGD-M and NAG as ``torch.optim.SGD`` (NAG with
     ``nesterov=True``: v <- mu v + g, w <- w - lr (g + mu v), whose iterates are the look-ahead
-    points of Sutskever's form), :class:`SAM` and :class:`MSAM`. No weight decay.
+    points of Sutskever's form), :class:`SAM` and :class:`MSAM`; and ``"MSAM-flip"``, MSAM with
+    the opposite sign (gradient at w + rho v/||v||), the chapter's negative control. No weight decay.
 
     Monitoring, every step (forward passes not counted as gradient calls): the cosine between
-    the batch gradient at the evaluation point and the momentum before the step, and whether
-    L_B(w - monitor_rho v/||v||) > L_B(w) (the mechanism; for SGD-M the evaluation point is w).
+    the batch gradient at the evaluation point and the momentum before the step; and, for the
+    methods in ``monitor`` (others NaN), whether L_B(w - monitor_rho v/||v||) > L_B(w) (the
+    mechanism; for SGD-M the evaluation point is w), the same along +v/||v|| (the flipped probe)
+    and along a random unit direction u (global norm; drawn from its own generator, seeded by
+    (seed, 3), so the training is unchanged), with the cosine of the batch gradient with u. For the
+    methods in ``snapshot`` the parameters are kept at every recorded epoch (sharpness along the path).
 
     Returns a :class:`MoonsRun`: traces of the train loss at the unperturbed weights (about 60
-    points per run) with the cumulative gradient calls, and the final lambda_max of the full training loss, train loss, test accuracy, gradient calls.
+    points per run) with the cumulative gradient calls; at the end, lambda_max of the full
+    training loss, train loss, test accuracy, gradient calls, and loss and accuracy on
+    :func:`validation_data`.
     """
     specs = list(specs)
     if not specs or not all(isinstance(s, Spec) for s in specs):
         raise ValueError("specs must be a non-empty list of Spec")
     for s in specs:
-        if s.method not in METHODS:
-            raise ValueError(f"specs: method must be one of {METHODS}, got {s.method!r}")
+        if s.method not in ENGINE_METHODS:
+            raise ValueError(f"specs: method must be one of {ENGINE_METHODS}, got {s.method!r}")
         check_positive(s.rho, "rho", allow_zero=True)
         check_int(s.seed, "seed")
     epochs = check_int(epochs, "epochs", minimum=1)
@@ -479,14 +516,19 @@ def train_moons(specs: Sequence[Spec], *, epochs: int = 300, batch_size: int = 3
     gens = [np.random.default_rng([s.seed, 1]) for s in specs]
     method = np.array([s.method for s in specs])
     rho = np.array([s.rho for s in specs])
-    is_sam, is_msam, is_nag = method == "SAM", method == "MSAM", method == "NAG"
+    is_sam, is_nag = method == "SAM", method == "NAG"
+    sign = np.where(method == "MSAM", -1.0, np.where(method == "MSAM-flip", 1.0, 0.0))
     sam_idx = np.flatnonzero(is_sam)
+    mon_idx = np.flatnonzero(np.isin(method, list(monitor)))
+    snap_idx = np.flatnonzero(np.isin(method, list(snapshot)))
+    probe_gens = [np.random.default_rng([specs[i].seed, 3]) for i in mon_idx]
+    snaps = {k: [] for k in _KEYS}
     calls = np.zeros(K)
     traces = [Trace(s.label, meta=dict(method=s.method, rho=s.rho, seed=s.seed, lr=lr, momentum=momentum))
               for s in specs]
     XK, yK = np.broadcast_to(X, (K,) + X.shape), np.broadcast_to(y, (K, n))
     XtK, ytK = np.broadcast_to(Xt, (K,) + Xt.shape), np.broadcast_to(yt, (K, len(yt)))
-    cos_rows, rise_rows = [], []
+    cos_rows, rise_rows, flip_rows, cosr_rows, riser_rows = [], [], [], [], []
 
     every = max(1, epochs // 60)
 
@@ -494,6 +536,8 @@ def train_moons(specs: Sequence[Spec], *, epochs: int = 300, batch_size: int = 3
         train = _loss(P, XK, yK)
         for k, tr in enumerate(traces):
             tr.record(objective=train[k], step_size=lr, iteration=epoch, grad_calls=calls[k])
+        for k in _KEYS:
+            snaps[k].append(P[k][snap_idx].copy())
 
     record(0)
     for epoch in range(1, epochs + 1):
@@ -503,8 +547,8 @@ def train_moons(specs: Sequence[Spec], *, epochs: int = 300, batch_size: int = 3
             Xb, yb = X[idx], y[idx]
             vnorm = _norm(V)
             unit = np.where(vnorm > 0, 1.0 / (vnorm + NORM_EPS), 0.0)
-            # evaluation offset: MSAM -rho v/||v||; SGD-M, NAG and SAM (first pass) none
-            coef = np.where(is_msam, -rho * unit, 0.0)
+            # evaluation offset: MSAM -rho v/||v||, its control +rho v/||v||; SGD-M, NAG, SAM none
+            coef = sign * rho * unit
             _, G = _loss_grad(_axpy(P, coef, V), Xb, yb)
             calls += 1
             if sam_idx.size:
@@ -518,9 +562,23 @@ def train_moons(specs: Sequence[Spec], *, epochs: int = 300, batch_size: int = 3
             gnorm = _norm(G)
             dot = sum((G[k] * V[k]).reshape(K, -1).sum(axis=1) for k in _KEYS)
             cos_rows.append(np.where(vnorm > 0, dot / (gnorm * vnorm + NORM_EPS), np.nan))
-            l0 = _loss(P, Xb, yb)
-            l1 = _loss(_axpy(P, -monitor_rho * unit, V), Xb, yb)
-            rise_rows.append(np.where(vnorm > 0, (l1 > l0).astype(float), np.nan))
+            rise, flip, cosr, riser = (np.full(K, np.nan) for _ in range(4))
+            if mon_idx.size and vnorm[mon_idx[0]] > 0:
+                Pm, Vm = {k: P[k][mon_idx] for k in _KEYS}, {k: V[k][mon_idx] for k in _KEYS}
+                Xm, ym, um = Xb[mon_idx], yb[mon_idx], unit[mon_idx]
+                l0 = _loss(Pm, Xm, ym)
+                rise[mon_idx] = _loss(_axpy(Pm, -monitor_rho * um, Vm), Xm, ym) > l0
+                flip[mon_idx] = _loss(_axpy(Pm, monitor_rho * um, Vm), Xm, ym) > l0
+                U = {k: np.stack([g.standard_normal(P[k].shape[1:]) for g in probe_gens]) for k in _KEYS}
+                U = _axpy({k: np.zeros_like(U[k]) for k in _KEYS}, 1.0 / _norm(U), U)
+                riser[mon_idx] = _loss(_axpy(Pm, np.full(len(mon_idx), monitor_rho), U), Xm, ym) > l0
+                Gm = {k: G[k][mon_idx] for k in _KEYS}
+                cosr[mon_idx] = sum((Gm[k] * U[k]).reshape(len(mon_idx), -1).sum(axis=1) for k in _KEYS) / (
+                    _norm(Gm) + NORM_EPS)
+            rise_rows.append(rise)
+            flip_rows.append(flip)
+            cosr_rows.append(cosr)
+            riser_rows.append(riser)
             V = {k: momentum * V[k] + G[k] for k in _KEYS}
             # SGD-M, SAM, MSAM: w -= lr v;  NAG (torch's nesterov=True): w -= lr (g + mu v)
             D = _axpy(V, is_nag.astype(float), _axpy(G, np.full(K, momentum - 1.0), V))
@@ -530,50 +588,16 @@ def train_moons(specs: Sequence[Spec], *, epochs: int = 300, batch_size: int = 3
 
     lam = batched_lambda_max(P, X, y)
     acc = ((_forward(P, XtK)[1] > 0) == (ytK > 0.5)).mean(axis=1)
+    Xv, yv = validation_data(**{k: v for k, v in (data or MOONS).items() if k in ("noise", "flip", "data_seed")})
+    zv = _forward(P, np.broadcast_to(Xv, (K,) + Xv.shape))[1]
+    yvK = np.broadcast_to(yv, (K, len(yv)))
     return MoonsRun(specs, traces, lam, np.array([tr.objective[-1] for tr in traces]), acc, calls,
-                    np.array(cos_rows), np.array(rise_rows), P, time.perf_counter() - t_start)
+                    _logistic(zv, yvK), ((zv > 0) == (yvK > 0.5)).mean(axis=1),
+                    np.array(cos_rows), np.array(rise_rows), np.array(flip_rows), P, time.perf_counter() - t_start,
+                    np.array(cosr_rows), np.array(riser_rows), {k: np.stack(v) for k, v in snaps.items()}, snap_idx)
 
 
-#: The rho grid of the sweep (MSAM), and the radius of SAM (the card's reference run).
-RHO_GRID = (0.0, 0.1, 0.3, 0.5, 1.0, 2.0, 3.0, 5.0)
-SAM_RHO = 0.2
-SEEDS = (0, 1, 2)
-
-
-@lru_cache(maxsize=4)
-def moons_sweep(epochs: int = 300, seeds: tuple[int, ...] = SEEDS, rhos: tuple[float, ...] = RHO_GRID) -> MoonsRun:
-    """SGD-M, NAG, SAM (rho = 0.2) and MSAM at every rho of ``rhos``, for every seed, in one
-    vectorized run (cached: the claims and the explorers share it)."""
-    specs = [Spec("SGD-M", 0.0, s) for s in seeds] + [Spec("NAG", 0.0, s) for s in seeds]
-    specs += [Spec("SAM", SAM_RHO, s) for s in seeds]
-    specs += [Spec("MSAM", r, s) for r in rhos for s in seeds if r > 0]
-    return train_moons(specs, epochs=epochs)
-
-
-def sweep_summary(run: MoonsRun) -> dict[str, dict[str, float]]:
-    """Seed means (and standard deviations) of lambda_max, train loss and test accuracy per label."""
-    out: dict[str, dict[str, float]] = {}
-    for label in dict.fromkeys(s.label for s in run.specs):
-        idx = np.array([i for i, s in enumerate(run.specs) if s.label == label])
-        out[label] = {"lambda_max": float(run.lambda_max[idx].mean()),
-                      "lambda_max_sd": float(run.lambda_max[idx].std()),
-                      "train_loss": float(run.train_loss[idx].mean()),
-                      "test_acc": float(run.test_acc[idx].mean()),
-                      "test_acc_sd": float(run.test_acc[idx].std()),
-                      "grad_calls": float(run.grad_calls[idx].mean())}
-    return out
-
-
-def mechanism(run: MoonsRun, method: str = "SGD-M") -> dict[str, float]:
-    """Over the second half of the runs of ``method``: the mean cosine of the batch gradient with
-    the momentum, and the fraction of steps where L_B(w - rho v/||v||) > L_B(w)."""
-    idx = run.select(method)
-    half = run.cos.shape[0] // 2
-    return {"mean_cos": float(np.nanmean(run.cos[half:, idx])),
-            "rise_fraction": float(np.nanmean(run.rise[half:, idx]))}
-
-
-# --------------------------------------------------------------------------- cost (torch)
+# --------------------------------------------------------------------------- the MLP in torch
 
 
 def _torch_mlp(seed: int) -> torch.nn.Module:
@@ -586,41 +610,6 @@ def _torch_mlp(seed: int) -> torch.nn.Module:
         net[2].bias.copy_(torch.tensor(init["b2"]).reshape(1))
     return net
 
-
-def torch_epoch_costs(epochs: int = 3, seed: int = 0, rho: dict[str, float] | None = None) -> dict[str, dict[str, float]]:
-    """Train the moons MLP with each torch optimizer (SGD-M, NAG, SAM, MSAM) for ``epochs``
-    epochs and measure gradient calls per step (counted: closure calls) and wall seconds per
-    epoch (median over epochs; measured, not asserted)."""
-    epochs = check_int(epochs, "epochs", minimum=1)
-    rho = {"SAM": SAM_RHO, "MSAM": 1.0, **(rho or {})}
-    X, y, _, _ = moons_data(**MOONS)
-    Xt, yt = torch.tensor(X), torch.tensor(y)
-    lossf = torch.nn.BCEWithLogitsLoss()
-    out = {}
-    for name in METHODS:
-        net = _torch_mlp(seed)
-        opt = make_optimizer(name, net.parameters(), rho=rho.get(name, 0.0))
-        gen = torch.Generator().manual_seed(seed)
-        calls, steps, per_epoch = 0, 0, []
-        for _ in range(epochs):
-            t0 = time.perf_counter()
-            perm = torch.randperm(len(yt), generator=gen)
-            for start in range(0, len(yt), 32):
-                idx = perm[start:start + 32]
-
-                def closure():
-                    nonlocal calls
-                    calls += 1
-                    opt.zero_grad()
-                    loss = lossf(net(Xt[idx]).squeeze(-1), yt[idx])
-                    loss.backward()
-                    return loss
-
-                opt.step(closure)
-                steps += 1
-            per_epoch.append(time.perf_counter() - t0)
-        out[name] = {"grads_per_step": calls / steps, "seconds_per_epoch": float(np.median(per_epoch))}
-    return out
 
 
 # --------------------------------------------------------------------------- the 2-D toy landscape
@@ -685,6 +674,7 @@ def toy_paths_torch(lr: float = 0.05, momentum: float = 0.9, rho: float = 0.3, s
 
 def _toy_noise(noise: float, seed: int, steps: int) -> np.ndarray:
     noise = check_positive(noise, "noise", allow_zero=True)
+    seed = check_int(seed, "seed")
     return np.random.default_rng(seed).normal(0.0, noise, (steps, 2))
 
 
@@ -716,238 +706,3 @@ def toy_paths(lr: float = 0.05, momentum: float = 0.9, rho: float = 0.3, steps: 
     return {name: arr[:, i] for i, name in enumerate(METHODS)}
 
 
-# --------------------------------------------------------------------------- figures and explorers
-
-_COLORS = {"SGD-M": color_for(0), "NAG": color_for(3), "SAM": color_for(2), "MSAM": color_for(1)}
-READOUTS = (("lambda_max", "sharpness lambda_max"), ("train_loss", "train loss"), ("test_acc", "test accuracy"))
-
-
-def rho_traces(rho: float, epochs: int = 300) -> list:
-    """Traces of the rho explorer: per readout, the MSAM curve over the grid, the current rho
-    (a big marker), and SGD-M / SAM as horizontal reference lines (seed means)."""
-    summary = sweep_summary(moons_sweep(epochs))
-    rhos = [r for r in RHO_GRID if r > 0]
-    msam = [summary[f"MSAM (rho = {r:g})"] for r in rhos]
-    rho = min(rhos, key=lambda r: abs(r - rho)) if rho > 0 else rhos[0]
-    cur = summary[f"MSAM (rho = {rho:g})"]
-    out = []
-    for j, (key, _) in enumerate(READOUTS):
-        ax = "" if j == 0 else str(j + 1)
-        kw = dict(xaxis=f"x{ax}", yaxis=f"y{ax}", showlegend=j == 0)
-        out.append(go.Scatter(x=rhos, y=[m[key] for m in msam], mode="lines", name="MSAM (sweep)",
-                              line=dict(color=_COLORS["MSAM"], width=2), **kw))
-        out.append(go.Scatter(x=[rho], y=[cur[key]], mode="markers", name="MSAM at the slider's rho",
-                              marker=dict(color=_COLORS["MSAM"], size=14, symbol="diamond"), **kw))
-        for name, label in (("SGD-M", "SGD-M"), ("SAM", f"SAM (rho = {SAM_RHO:g})")):
-            out.append(go.Scatter(x=[rhos[0], rhos[-1]], y=[summary[label][key]] * 2, mode="lines",
-                                  name=label, line=dict(color=_COLORS[name], dash="dash"), **kw))
-    return out
-
-
-def _rho_layout(fig: go.Figure) -> go.Figure:
-    base_layout(fig, height=420)
-    for j, (_, title) in enumerate(READOUTS):
-        ax = "" if j == 0 else str(j + 1)
-        fig.update_layout({f"xaxis{ax}": dict(type="log", title_text="MSAM radius rho"),
-                           f"yaxis{ax}": dict(title_text=title, type="log" if j == 0 else None)})
-    return fig
-
-
-def rho_figure(rho: float = 1.0) -> go.Figure:
-    """Live explorer: the three readouts at one rho of the grid against SGD-M and SAM."""
-    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.09)
-    for tr in rho_traces(rho):
-        fig.add_trace(tr)
-    return _rho_layout(fig)
-
-
-def rho_slider_figure(epochs: int = 300) -> go.Figure:
-    """Static twin of :data:`EXPLORER_RHO` (one frame per rho of the grid)."""
-    rhos = [r for r in RHO_GRID if r > 0]
-    steps = [SliderStep(f"{r:g}", rho_traces(r, epochs)) for r in rhos]
-    fig = slider_figure(steps, slider_label="MSAM radius rho", active=rhos.index(1.0), fixed_axes=False,
-                        height=460)
-    skeleton = make_subplots(rows=1, cols=3, horizontal_spacing=0.09)
-    fig.update_layout(**{k: v for k, v in skeleton.layout.to_plotly_json().items()
-                         if k.startswith(("xaxis", "yaxis"))})
-    return _rho_layout(fig).update_layout(height=460, margin=dict(b=110))
-
-
-@lru_cache(maxsize=2)
-def _toy_grid(n: int = 60) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    xs, ys = np.linspace(-2.0, 2.8, n), np.linspace(-2.0, 2.0, n)
-    W = np.stack(np.meshgrid(xs, ys), axis=-1)
-    return xs.round(3), ys.round(3), toy_loss(W).round(3)
-
-
-def toy_traces(lr: float = 0.05, momentum: float = 0.9, rho: float = 0.3) -> list:
-    """Contour of the toy landscape, the four paths (thinned) and their end points."""
-    xs, ys, Z = _toy_grid()
-    out = [go.Contour(x=xs, y=ys, z=Z, colorscale="Greys", reversescale=True, ncontours=25, showscale=False,
-                      showlegend=False, contours=dict(showlines=True), line=dict(width=0.4), opacity=0.7,
-                      hoverinfo="skip")]
-    for name, path in toy_paths(lr, momentum, rho).items():
-        label = f"{name} (rho = {rho:g})" if name in ("SAM", "MSAM") else name
-        out.append(go.Scatter(x=path[::2, 0], y=path[::2, 1], mode="lines", name=label,
-                              line=dict(color=_COLORS[name], width=2)))
-        out.append(go.Scatter(x=path[-1:, 0], y=path[-1:, 1], mode="markers", showlegend=False, name=f"{name} end",
-                              marker=dict(color=_COLORS[name], size=13, symbol="x")))
-    return out
-
-
-def _toy_layout(fig: go.Figure) -> go.Figure:
-    base_layout(fig, xaxis_title="w<sub>1</sub>", yaxis_title="w<sub>2</sub>", height=520)
-    fig.update_xaxes(range=[-2.0, 2.8], autorange=False)
-    fig.update_yaxes(range=[-2.0, 2.0], autorange=False, scaleanchor="x")
-    fig.add_annotation(x=TOY_SHARP[0][0], y=TOY_SHARP[0][1] + 0.35, text="sharp", showarrow=False)
-    fig.add_annotation(x=TOY_WIDE[0][0], y=TOY_WIDE[0][1] - 1.1, text="wide", showarrow=False)
-    return fig
-
-
-def toy_figure(lr: float = 0.05, momentum: float = 0.9, rho: float = 0.3) -> go.Figure:
-    """Live explorer: SGD-M, NAG, SAM and MSAM on the 2-D toy landscape (X marks the end)."""
-    return _toy_layout(go.Figure(toy_traces(lr, momentum, rho)))
-
-
-TOY_RHOS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.8)
-
-
-def toy_slider_figure(lr: float = 0.05, momentum: float = 0.9) -> go.Figure:
-    """Static twin of :data:`EXPLORER_TOY`: a slider over rho (lr and momentum fixed)."""
-    steps = [SliderStep(f"{r:g}", toy_traces(lr, momentum, r)) for r in TOY_RHOS]
-    fig = slider_figure(steps, slider_label="rho (SAM and MSAM)", active=TOY_RHOS.index(0.3), fixed_axes=False)
-    return _toy_layout(fig).update_layout(margin=dict(b=110))
-
-
-EXPLORER_RHO = Explorer("18", "rho", rho_figure, {
-    "rho": Slider("MSAM radius rho", [r for r in RHO_GRID if r > 0], 1.0)},
-    description="MSAM's radius against sharpness, train loss and test accuracy (moons MLP, 3 seeds)")
-EXPLORER_TOY = Explorer("18", "toy", toy_figure, {
-    "lr": Slider("learning rate", [0.02, 0.05, 0.1], 0.05),
-    "momentum": Slider("momentum mu", [0.5, 0.8, 0.9], 0.9),
-    "rho": Slider("rho (SAM, MSAM)", list(TOY_RHOS), 0.3)},
-    description="SGD-M, NAG, SAM and MSAM on a landscape with a sharp and a wide minimum")
-
-
-def cost_figure(costs: dict[str, dict[str, float]]) -> go.Figure:
-    """Bars: gradient evaluations per step (counted) and wall seconds per epoch (measured)."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("gradient evaluations per step (counted)",
-                                                        "wall time per epoch, ms (measured once)"))
-    names = list(costs)
-    colors = [_COLORS[n] for n in names]
-    fig.add_trace(go.Bar(x=names, y=[costs[n]["grads_per_step"] for n in names], marker_color=colors,
-                         showlegend=False), row=1, col=1)
-    fig.add_trace(go.Bar(x=names, y=[1e3 * costs[n]["seconds_per_epoch"] for n in names], marker_color=colors,
-                         showlegend=False), row=1, col=2)
-    base_layout(fig, height=360)
-    fig.update_yaxes(title_text="gradients / step", row=1, col=1)
-    fig.update_yaxes(title_text="ms / epoch", row=1, col=2)
-    return fig
-
-
-# --------------------------------------------------------------------------- claims
-
-
-def _claim_run(fast: bool) -> MoonsRun:
-    if fast:
-        specs = [Spec(m, r, s) for m, r in (("SGD-M", 0.0), ("SAM", SAM_RHO), ("MSAM", 1.0)) for s in SEEDS]
-        return train_moons(specs, epochs=150)
-    return moons_sweep(300)
-
-
-@claim("18", "MSAM (rho = 1) finds flatter minima than SGD-M at the same number of gradient calls",
-       expect="mean lambda_max(MSAM, rho=1) <= 0.5 x mean lambda_max(SGD-M), equal gradient calls (3 seeds)",
-       name="sharpness")
-def claim_sharpness(fast: bool = False) -> Measured:
-    run = _claim_run(fast)
-    s = sweep_summary(run)
-    sgd, msam, sam = s["SGD-M"], s["MSAM (rho = 1)"], s[f"SAM (rho = {SAM_RHO:g})"]
-    ratio = msam["lambda_max"] / sgd["lambda_max"]
-    equal = msam["grad_calls"] == sgd["grad_calls"]
-    return Measured({"lambda_max_SGDM": sgd["lambda_max"], "lambda_max_MSAM_rho1": msam["lambda_max"],
-                     "lambda_max_SAM": sam["lambda_max"], "ratio": ratio,
-                     "grad_calls_MSAM": msam["grad_calls"], "grad_calls_SGDM": sgd["grad_calls"]},
-                    holds=bool(ratio <= 0.5 and equal),
-                    summary=f"lambda_max ratio MSAM/SGD-M = {ratio:.2f}", details=run)
-
-
-@claim("18", "At rho = 1 MSAM's test accuracy stays within noise of SGD-M's",
-       expect="mean test accuracy(MSAM, rho=1) >= mean test accuracy(SGD-M) - 0.01 (3 seeds)",
-       name="accuracy", reproduces=False)
-def claim_accuracy(fast: bool = False) -> Measured:
-    run = _claim_run(fast)
-    s = sweep_summary(run)
-    sgd, msam = s["SGD-M"], s["MSAM (rho = 1)"]
-    gap = msam["test_acc"] - sgd["test_acc"]
-    return Measured({"test_acc_SGDM": sgd["test_acc"], "test_acc_MSAM_rho1": msam["test_acc"],
-                     "difference": gap, "train_loss_SGDM": sgd["train_loss"],
-                     "train_loss_MSAM_rho1": msam["train_loss"]},
-                    holds=bool(gap >= -0.01), summary=f"accuracy difference {100 * gap:+.1f} points", details=run)
-
-
-@claim("18", "The mechanism: late in SGD-M training the batch gradient points against the momentum",
-       expect="over the second half of SGD-M: mean cos(g_B, v) < 0 and L_B(w - v/|v|) > L_B(w) in > 60% of steps",
-       name="mechanism")
-def claim_mechanism(fast: bool = False) -> Measured:
-    mech = mechanism(_claim_run(fast))
-    return Measured(mech, holds=bool(mech["mean_cos"] < 0 and mech["rise_fraction"] > 0.6),
-                    summary=f"mean cosine {mech['mean_cos']:.2f}, loss rose in {100 * mech['rise_fraction']:.0f}% of steps")
-
-
-@claim("18", "MSAM costs what SGD-M costs: one gradient per step, half of SAM",
-       expect="gradient evaluations per step: MSAM = SGD-M = NAG = 1, SAM = 2 (counted; wall time shown, not asserted)",
-       name="cost")
-def claim_cost(fast: bool = False) -> Measured:
-    costs = torch_epoch_costs(epochs=2 if fast else 4)
-    values = {f"grads_per_step_{k}": v["grads_per_step"] for k, v in costs.items()}
-    values.update({f"ms_per_epoch_{k}": 1e3 * v["seconds_per_epoch"] for k, v in costs.items()})
-    holds = (costs["MSAM"]["grads_per_step"] == costs["SGD-M"]["grads_per_step"] == costs["NAG"]["grads_per_step"] == 1
-             and costs["SAM"]["grads_per_step"] == 2)
-    return Measured(values, holds=bool(holds), details=costs,
-                    summary=f"SAM/MSAM wall-time ratio {costs['SAM']['seconds_per_epoch'] / costs['MSAM']['seconds_per_epoch']:.2f}")
-
-
-def watch_figure(epochs: int = 300, seed: int = 0) -> go.Figure:
-    """Train loss (at the unperturbed weights) against gradient calls, seed ``seed`` of the
-    sweep: SGD-M, NAG, SAM (rho = 0.2) and MSAM (rho = 0.3 and 1); phases "fit" (first 20% of
-    SGD-M's gradient budget) and "late training", where the mechanism acts."""
-    run = moons_sweep(epochs)
-    wanted = ["SGD-M", "NAG", f"SAM (rho = {SAM_RHO:g})", "MSAM (rho = 0.3)", "MSAM (rho = 1)"]
-    fig = go.Figure()
-    for label in wanted:
-        k = next(i for i, s in enumerate(run.specs) if s.label == label and s.seed == seed)
-        tr = run.traces[k]
-        name = run.specs[k].method
-        fig.add_trace(go.Scatter(x=tr["grad_calls"], y=tr.objective, mode="lines", name=label,
-                                 line=dict(color=_COLORS[name], width=2,
-                                           dash="dot" if label == "MSAM (rho = 0.3)" else None)))
-    budget = float(run.grad_calls[run.select("SGD-M")[0]])
-    fig.add_vrect(x0=0, x1=0.2 * budget, fillcolor="#fde0c5", opacity=0.55, layer="below", line_width=0,
-                  annotation_text="<b>fit</b>", annotation_position="top left")
-    fig.add_vrect(x0=0.5 * budget, x1=budget, fillcolor="#d4ecd9", opacity=0.55, layer="below", line_width=0,
-                  annotation_text="<b>late training (mechanism measured)</b>", annotation_position="top left")
-    return base_layout(fig, xaxis_title="gradient evaluations", yaxis_title="full train loss at w (log)",
-                       logy=True, height=430)
-
-
-def cosine_figure(epochs: int = 300, seed: int = 0, window: int = 100) -> go.Figure:
-    """cos(g_B, v) at every SGD-M step (light) and its rolling mean over ``window`` steps, and
-    the running fraction of steps where L_B(w - v/|v|) > L_B(w)."""
-    run = moons_sweep(epochs)
-    k = next(i for i, s in enumerate(run.specs) if s.method == "SGD-M" and s.seed == seed)
-    cos, rise = run.cos[:, k], run.rise[:, k]
-    steps = np.arange(1, len(cos) + 1)
-    kernel = np.ones(window) / window
-    roll = np.convolve(np.nan_to_num(cos), kernel, mode="valid")
-    roll_rise = np.convolve(np.nan_to_num(rise), kernel, mode="valid")
-    keep = slice(None, None, 10)
-    fig = go.Figure([
-        go.Scatter(x=steps[keep], y=cos[keep], mode="markers", name="cos(g_B, v), every 10th step",
-                   marker=dict(size=3, color="#9ecae1")),
-        go.Scatter(x=steps[window - 1:][keep], y=roll[keep], mode="lines", name=f"rolling mean ({window} steps)",
-                   line=dict(color=_COLORS["SGD-M"], width=2.5)),
-        go.Scatter(x=steps[window - 1:][keep], y=roll_rise[keep], mode="lines",
-                   name="fraction of steps where L_B(w - v/|v|) > L_B(w)", line=dict(color=_COLORS["MSAM"], width=2.5)),
-    ])
-    fig.add_hline(y=0, line=dict(color="#555", width=1))
-    return base_layout(fig, xaxis_title="SGD-M step", yaxis_title="cosine / fraction", height=430)
