@@ -183,19 +183,18 @@ def average_precision(y_true: Any, scores: Any) -> np.ndarray:
     (R_k - R_{k-1}) P_k, the definition of ``sklearn.metrics.average_precision_score``.
     NaN for a label with no positive example."""
     y, s = _check_labels_scores(y_true, scores)
-    out = np.full(y.shape[1], np.nan)
-    for j in range(y.shape[1]):
-        n_pos = y[:, j].sum()
-        if n_pos == 0:
-            continue
-        order = np.argsort(-s[:, j], kind="mergesort")
-        ys, ss = y[order, j], s[order, j]
-        last = np.r_[np.flatnonzero(np.diff(ss) != 0), ys.size - 1]  # end of each tie group
-        tp = np.cumsum(ys)[last]
-        precision = tp / (last + 1)
-        recall = tp / n_pos
-        out[j] = float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
-    return out
+    n = y.shape[0]
+    order = np.argsort(-s, axis=0, kind="mergesort")
+    ys, ss = np.take_along_axis(y, order, 0), np.take_along_axis(s, order, 0)
+    tp = np.cumsum(ys, axis=0)
+    # Each positive contributes the precision at the end of its tie group of equal scores.
+    idx = np.broadcast_to(np.arange(n)[:, None], ys.shape)
+    is_end = np.vstack([ss[1:] != ss[:-1], np.ones((1, ys.shape[1]), bool)])
+    end = np.minimum.accumulate(np.where(is_end, idx, n)[::-1], axis=0)[::-1]
+    prec_at_end = np.take_along_axis(tp, end, 0) / (end + 1)
+    n_pos = ys.sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n_pos > 0, (ys * prec_at_end).sum(0) / n_pos, np.nan)
 
 
 def mean_average_precision(y_true: Any, scores: Any) -> float:
