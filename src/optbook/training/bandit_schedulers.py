@@ -408,7 +408,7 @@ def horizon_parameters(horizon: int, n_changes: int = 2) -> tuple[float, float]:
     ``c = 1 / sqrt(2 ln(1 / (1 - gamma)))``, in units of the reward's sd: once the total weight
     ``sum_b N_b`` has reached the memory, an arm's bonus ``c sqrt(2 ln sum N / N_a)`` equals one
     standard error ``1 / sqrt(N_a)`` of its discounted mean. (The first version used ``c = 1``:
-    a bonus of 2.3 standard errors, larger than the differences it had to find.)
+    a bonus of 2.1 standard errors at its memory of 10, larger than the differences it had to find.)
     """
     horizon = check_int(horizon, "horizon", minimum=2)
     n_changes = check_int(n_changes, "n_changes", minimum=1)
