@@ -18,7 +18,7 @@ def test_horizon_rule_is_what_the_claim_states():
 
 def test_static_grid_sizes():
     full, fast = ch.static_grid(), ch.static_grid(fast=True)
-    assert len(full["opt"]) * len(full["loss"]) * len(full["lrs"]) == 24
+    assert len(full["opt"]) * len(full["loss"]) * len(full["lrs"]) == 12
     assert len(fast["opt"]) * len(fast["loss"]) * len(fast["lrs"]) == 3
 
 
