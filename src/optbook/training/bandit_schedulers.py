@@ -482,13 +482,16 @@ def train_proxy(data: MultiLabelData, policy: str = "mat", *, config: dict[str, 
                 epochs: int = 30, batch_size: int = 256, hidden: int = 64, seed: int = 0,
                 weights: Sequence[float] = (1.0, 0.5, 0.2), gamma: float | None = None, c: float | None = None,
                 eps0: float = 0.2, rho: float = 0.9, eps_min: float = 0.02, credit: str = "centred",
-                lr_smoothing: float = 0.5) -> dict[str, Any]:
+                lr_smoothing: float = 0.5, arm_credit: dict[str, Sequence[float]] | None = None) -> dict[str, Any]:
     """Train the proxy MLP for ``epochs`` epochs, one decision per epoch (the MAT-Agent loop).
 
     ``policy``: "mat" (one D-UCB + epsilon agent per component, the paper's method), "ucb1" or
     "eps-greedy" (stationary agents), "random" (uniform arm per epoch), "joint" (one D-UCB + epsilon
     over all 192 configurations) or "static" (``config``, default :data:`DEFAULT_CONFIG`).
     ``gamma`` and ``c`` default to :func:`horizon_parameters` of ``epochs``.
+    ``arm_credit`` (a diagnostic, learning policies only): one number per option of each menu, in
+    menu order; each agent is then credited with this fixed number for the option it played
+    instead of the epoch's measured credit (an oracle that knows each option's expected credit).
     Each epoch: every agent picks an arm (a learning agent's arms are its menu in a random order,
     so that its forced first tour favours no option); a new optimiser is created (weights kept) when the OPT
     agent switches; the learning rate is ``BASE_LR[opt]`` times the chosen schedule's multiplier at
@@ -516,6 +519,14 @@ def train_proxy(data: MultiLabelData, policy: str = "mat", *, config: dict[str, 
     seed = check_int(seed, "seed", minimum=0)
     lr_smoothing = check_in_range(lr_smoothing, "lr_smoothing", 0.0, 1.0, closed=(False, True))
     composite_reward(0.0, 0.0, 0.0, weights)  # validates weights
+    if arm_credit is not None:
+        if policy not in ("mat", "ucb1", "eps-greedy"):
+            raise ValueError(f"arm_credit needs a learning policy (mat, ucb1, eps-greedy), got policy={policy!r}")
+        if not isinstance(arm_credit, dict) or set(arm_credit) != set(AGENT_KEYS):
+            raise ValueError(f"arm_credit must map each of {AGENT_KEYS} to one credit per option")
+        arm_credit = {k: np.asarray(arm_credit[k], dtype=float) for k in AGENT_KEYS}
+        if any(arm_credit[k].shape != (len(MENUS[k]),) or not np.isfinite(arm_credit[k]).all() for k in AGENT_KEYS):
+            raise ValueError(f"arm_credit must hold one finite credit per option of {MENUS}")
     g_rule, c_rule = horizon_parameters(max(epochs, 3))
     gamma = g_rule if gamma is None else gamma
     c = c_rule if c is None else c
@@ -587,7 +598,8 @@ def train_proxy(data: MultiLabelData, policy: str = "mat", *, config: dict[str, 
             joint.update(j, fed)
         else:
             for k in AGENT_KEYS:
-                agents[k].update(arms[k], fed)
+                own = fed if arm_credit is None else float(arm_credit[k][MENUS[k].index(cfg[k])])
+                agents[k].update(arms[k], own)
         trace.record(objective=float(losses.mean()), step_size=lr, val_map=v_map, val_rare_ap=v_rare,
                      loss_cv=cv, reward=r, credit=fed,
                      **{k: float(MENUS[k].index(cfg[k])) for k in AGENT_KEYS})
