@@ -35,7 +35,7 @@ LIMIT_S = 6
 PENDING = {
     "optbook.geometry.semi_infinite", "optbook.geometry.quantum_zo",
     "optbook.training.pazo", "optbook.training.lowrank_sampling", "optbook.training.momentum_sam",
-    "optbook.training.valley_explorer", "optbook.training.bandit_schedulers",
+    "optbook.training.valley_explorer",
 }
 
 

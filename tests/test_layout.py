@@ -12,7 +12,7 @@ from optbook.claims import PARTS
 #: Chapters still being split elsewhere; each leaves this set when it lands.
 PENDING = {"optbook.geometry.semi_infinite", "optbook.geometry.quantum_zo", "optbook.training.pazo",
            "optbook.training.lowrank_sampling", "optbook.training.momentum_sam",
-           "optbook.training.valley_explorer", "optbook.training.bandit_schedulers"}
+           "optbook.training.valley_explorer"}
 
 
 def method_modules() -> list[str]:
