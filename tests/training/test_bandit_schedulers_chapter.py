@@ -10,6 +10,19 @@ def test_regret_table_shape_and_ucb1_reduction():
     assert t["UCB1"] == pytest.approx(t["D-UCB"])  # gamma = 1 is UCB1
     with pytest.raises(ValueError):
         ch.regret_table((0,), horizon=100, c_grid=(-0.1,))
+    for kwargs, name in ((dict(window=2.5), "window"), (dict(gamma=float("nan")), "gamma"),
+                         (dict(horizon=2.5), "horizon"), (dict(methods=("UCB2",)), "methods")):
+        with pytest.raises(ValueError, match=name):
+            ch.regret_table((0,), **kwargs)
+
+
+def test_oracle_credits_point_where_they_say():
+    rec = ch.oracle_credits("recipe")
+    best = dict(zip(ch.AGENT_KEYS, ch._key(ch.static_tuning().best)))
+    for k in ch.AGENT_KEYS:
+        assert sum(rec[k]) == 1.0 and rec[k][ch.MENUS[k].index(best[k])] == 1.0
+    with pytest.raises(ValueError, match="kind"):
+        ch.oracle_credits("perfect")
 
 
 def test_horizon_rule_is_what_the_claim_states():

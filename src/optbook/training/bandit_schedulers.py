@@ -405,7 +405,7 @@ def horizon_parameters(horizon: int, n_changes: int = 2) -> tuple[float, float]:
     with 30 decisions and 2 changes (an early and a late phase of training) the memory
     ``1 / (1 - gamma)`` is about 15 decisions, half the run.
 
-    ``c = 1 / sqrt(2 ln(1 / (1 - gamma)))``, in units of the reward's sd: once the total weight
+    ``c = 1 / sqrt(2 ln(1 / (1 - gamma)))`` (our rule, not Garivier & Moulines'), in units of the reward's sd: once the total weight
     ``sum_b N_b`` has reached the memory, an arm's bonus ``c sqrt(2 ln sum N / N_a)`` equals one
     standard error ``1 / sqrt(N_a)`` of its discounted mean. (The first version used ``c = 1``:
     a bonus of 2.1 standard errors at its memory of 10, larger than the differences it had to find.)

@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..claims import Criterion, Measured, claim
-from ..core import Trace, Tuning, check_int, check_positive, grid_search
+from ..core import Trace, Tuning, check_choice, check_in_range, check_int, check_positive, grid_search
 from ..core.threads import one_torch_thread
 from ..viz import Phase, SliderStep, base_layout, color_for, convergence_figure, slider_figure
 from ..widgets import Explorer, Slider, Toggle
@@ -56,17 +56,37 @@ def regret_table(seeds: Sequence[int] = (0, 1, 2, 3), *, horizon: int = 6000, pe
                  methods: Sequence[str] = BANDIT_METHODS) -> dict[str, dict[float, float]]:
     """Mean final regret over ``seeds`` of each method for each ``c`` (the card's Check 1: means
     redrawn from U(0.2, 0.8) every ``period`` steps)."""
+    horizon = check_int(horizon, "horizon", minimum=1)
+    period = check_int(period, "period", minimum=1)
+    n_arms = check_int(n_arms, "n_arms", minimum=1)
+    window = check_int(window, "window", minimum=1)
+    noise = check_positive(noise, "noise", allow_zero=True)
+    gamma = check_in_range(gamma, "gamma", 0.0, 1.0, closed=(False, True))
+    eps = check_in_range(eps, "eps", 0.0, 1.0, closed=(True, True))
+    seeds = [check_int(s, "seeds entries") for s in seeds]
+    for m in methods:
+        check_choice(m, "methods entries", BANDIT_METHODS + ("eps-greedy",))
     out: dict[str, dict[float, float]] = {m: {} for m in methods}
     for c in c_grid:
         check_positive(c, "c_grid entries")
         for m in methods:
-            regs = []
-            for s in seeds:
-                means = piecewise_means(n_arms, horizon, period, rng=1000 + s)
-                pol = make_policy(m, n_arms, c=c, gamma=gamma, window=window, eps=eps, rng=s)
-                regs.append(simulate_bandit(pol, means, noise, rng=2000 + s)["regret"][-1])
+            # UCB1 ignores gamma, window and eps: one cached run serves every caller
+            g, w, e = (1.0, 1, 0.0) if m == "UCB1" else (gamma, window, eps)
+            regs = [_final_regret(m, float(c), s, horizon, period, n_arms, noise, g, w, e) for s in seeds]
             out[m][float(c)] = float(np.mean(regs))
     return out
+
+
+@lru_cache(maxsize=256)
+def _bandit_run(method: str, c: float, seed: int, horizon: int, period: int, n_arms: int, noise: float,
+                gamma: float, window: int, eps: float) -> Trace:
+    means = piecewise_means(n_arms, horizon, period, rng=1000 + seed)
+    pol = make_policy(method, n_arms, c=c, gamma=gamma, window=window, eps=eps, rng=seed)
+    return simulate_bandit(pol, means, noise, rng=2000 + seed)
+
+
+def _final_regret(*key: Any) -> float:
+    return float(_bandit_run(*key)["regret"][-1])
 
 
 # ============================================================================ the proxy
@@ -140,18 +160,25 @@ def _points(runs: Sequence[dict[str, Any]], key: str) -> np.ndarray:
               "with the trend of the rewards, and the agents played SGD-m more often than random choice",
        control="the four agents replaced by a uniform random option per epoch for each component",
        reproduces=False,
-       diagnosis="(1) the proxy shows the premise: the 12 static recipes span 40 points of validation mAP, and "
-                 "the options' credits differ (SGD-m is clearly worse), so there is something to choose; "
+       diagnosis="(1) the proxy shows the premise and the criterion is reachable: the 12 static recipes span 40 "
+                 "points of validation mAP (SGD-m far below), and the grid's pick itself clears both parts (rare-label "
+                 "AP +0.6 over the default, median); but one run's credit separates an agent's best and worst "
+                 "options by only about one standard error of an option's mean (some 8 plays each in 30 decisions). "
+                 "That noise is not what decides the verdict: agents fed each option's expected credit (its mean "
+                 "over the five random-choice runs, noise removed) fail as the real agents do (mAP -3.2, rare AP "
+                 "-4.7, 110 of 116 switches: with exact but small gaps the bonus makes D-UCB cycle), and agents fed "
+                 "a noise-free credit pointing at the grid's pick (a gap of one credit sd) reach -0.8 on mAP but "
+                 "-3.0 on rare-label AP: at 30 decisions the mechanism's own exploration (a tour of every option, "
+                 "the eps layer, the bonus) costs more than the criterion allows, even with perfect information. "
                  "(2) gamma and c follow a rule stated before the run for a 30-decision horizon (memory 15 "
                  "decisions, bonus one standard error), each arm is credited with its own step, centred on the "
                  "trend, and rare labels are scored by AP; "
                  "(3) the agent passes its reductions (gamma = 1, eps = 0 is UCB1 choice for choice: claim "
                  "20.dducb_is_ucb1; the static policy trains the default recipe every epoch: tests); "
-                 "(4) the control (random options) fails too, and on mAP no less badly than the agents. What remains: one run's credit "
-                 "separates the options by about one standard error of an option's mean (some 8 plays each in 30 "
-                 "decisions), so the agents learn little (SGD-m in 26% of epochs against random choice's 37%) and "
-                 "keep switching about every other decision, and switching itself costs: random switching "
-                 "already loses to the default recipe",
+                 "(4) the control (random options) fails too, and on mAP no less badly than the agents. So the "
+                 "proxy can test the claim and the method, as reconstructed, loses to a fixed recipe at this horizon: "
+                 "switching costs, and there is no gain from adapting to pay for it (the best static recipe is "
+                 "within noise of the default)",
        name="proxy")
 def claim_proxy(fast: bool = False, control: bool = False) -> Measured:
     seeds = FAST_SEEDS if fast else PROXY_SEEDS
@@ -162,11 +189,12 @@ def claim_proxy(fast: bool = False, control: bool = False) -> Measured:
     best = [proxy_run("static", s, best_key) for s in seeds]
     map_gap = _points(agents, "test_map") - _points(best, "test_map")
     rare_gap = _points(agents, "test_rare_ap") - _points(dflt, "test_rare_ap")
+    rare_gap_best = _points(best, "test_rare_ap") - _points(dflt, "test_rare_ap")
     sw = np.array([r["switches"] for r in agents], dtype=float)
     values = {"map_gap": float(np.median(map_gap)), "map_gap_min": float(map_gap.min()),
               "map_gap_max": float(map_gap.max()),
               "rare_gap": float(np.median(rare_gap)), "rare_gap_min": float(rare_gap.min()),
-              "rare_gap_max": float(rare_gap.max()),
+              "rare_gap_max": float(rare_gap.max()), "rare_gap_best": float(np.median(rare_gap_best)),
               "switches": float(np.median(sw)), "switches_min": float(sw.min()), "switches_max": float(sw.max()),
               "switches_possible": float(len(AGENT_KEYS) * (EPOCHS - 1)),
               "gamma": GAMMA, "c": C_UCB, "grid_size": float(tun.size),
@@ -188,11 +216,13 @@ def claim_proxy(fast: bool = False, control: bool = False) -> Measured:
                              "runs": {"agents": agents, "default": dflt, "best": best}})
 
 
-@claim("20", "On a piecewise-stationary bandit, discounted UCB tracks the changes: its regret is at "
-       "most half of UCB1's (each at its best c)", kind="reproduction",
-       paper="the agents must be non-stationary bandits that forget old evidence (NeurIPS abstract); discounted "
-             "UCB's regret grows like sqrt(T) times the number of changes, while UCB1's grows linearly after a "
-             "change (Garivier & Moulines 2011; no number for this bandit)",
+@claim("20", "Premise (Garivier & Moulines 2011, not the paper's result): on a piecewise-stationary bandit "
+       "discounted UCB has at most half of UCB1's regret (each at its best c)",
+       kind="reproduction",
+       paper="not a claim of the MAT-Agent paper but the classical premise its 'non-stationary' agents rest on: "
+             "Garivier & Moulines (2011) show that discounted UCB's regret grows like sqrt(T x number of changes) "
+             "up to a log factor, a guarantee UCB1, which never forgets, does not have (no number for this "
+             "bandit)",
        expect="mean final regret of D-UCB (gamma = 0.99) <= 0.5 x UCB1's, each at its best c in {0.05, 0.1, 0.2, "
               "0.5}; 5 arms, means redrawn from U(0.2, 0.8) every 600 steps, T = 6000, noise sd 0.2, 4 seeds "
               "(the card's reference: 152 against 425)",
@@ -229,7 +259,7 @@ def claim_dducb_is_ucb1(fast: bool = False) -> Measured:
 
 GLUE_FORMATS = {
     "proxy": {**{k: "{:+.1f}" for k in ("map_gap", "map_gap_min", "map_gap_max", "rare_gap", "rare_gap_min",
-                                         "rare_gap_max")},
+                                         "rare_gap_max", "rare_gap_best")},
               **{k: "{:.0f}" for k in ("switches", "switches_min", "switches_max", "switches_possible", "grid_size",
                                        "epochs_grid", "epochs_agents", "grid_spread")},
               "gamma": "{:.3f}", "c": "{:.2f}",
@@ -275,6 +305,55 @@ def choice_numbers(seeds: Sequence[int] = PROXY_SEEDS) -> dict[str, tuple[float,
     sgd = {p: np.mean([[c["opt"] == "SGD-m" for c in proxy_run(p, s)["configs"]] for s in seeds])
            for p in ("mat", "random")}
     return {"sgd_agents": (100 * float(sgd["mat"]), "{:.0f}"), "sgd_random": (100 * float(sgd["random"]), "{:.0f}")}
+
+
+ORACLES = ("expected", "recipe")
+
+
+def oracle_credits(kind: str) -> dict[str, list[float]]:
+    """Noise-free credit tables for :func:`oracle_run` (one number per option, menu order).
+
+    ``"expected"``: each option's mean credit on the random-choice runs of :data:`PROXY_SEEDS`
+    (:func:`credit_signal`), the credit's expectation with the noise of a single run averaged out;
+    ``"recipe"``: 1 for the option of the best static recipe of the grid search
+    (:func:`static_tuning`), 0 for every other option (a gap of one credit sd pointing at the
+    answer)."""
+    kind = check_choice(kind, "kind", ORACLES)
+    if kind == "expected":
+        sig = credit_signal()
+        return {k: [sig[k]["means"][a] for a in MENUS[k]] for k in AGENT_KEYS}
+    best = dict(zip(AGENT_KEYS, _key(static_tuning().best)))
+    return {k: [1.0 if a == best[k] else 0.0 for a in MENUS[k]] for k in AGENT_KEYS}
+
+
+@lru_cache(maxsize=16)
+def oracle_run(kind: str, seed: int) -> dict[str, Any]:
+    """The agents (same gamma, c, epsilon layer, forced tour) credited by :func:`oracle_credits`
+    instead of the measured credit: what the mechanism does when the credit is noise-free."""
+    table = oracle_credits(kind)
+    with one_torch_thread():
+        return train_proxy(proxy_data(check_int(seed, "seed", minimum=0)), "mat", seed=seed, epochs=EPOCHS,
+                           arm_credit=table)
+
+
+def oracle_numbers(seeds: Sequence[int] = PROXY_SEEDS) -> dict[str, tuple[float, str]]:
+    """Glue-ready medians over ``seeds`` of the claim's two gaps (test mAP against the best static
+    recipe, rare-label AP against the default) and of the arm switches, for each oracle of
+    :func:`oracle_credits`, and the share of epochs the "recipe" oracle spends on that recipe."""
+    best_key = _key(static_tuning().best)
+    out: dict[str, tuple[float, str]] = {}
+    for kind in ORACLES:
+        runs = [oracle_run(kind, s) for s in seeds]
+        best = [proxy_run("static", s, best_key) for s in seeds]
+        dflt = [proxy_run("static", s, DEFAULT_KEY) for s in seeds]
+        out[f"or_{kind}_map"] = (float(np.median(_points(runs, "test_map") - _points(best, "test_map"))), "{:+.1f}")
+        out[f"or_{kind}_rare"] = (float(np.median(_points(runs, "test_rare_ap") - _points(dflt, "test_rare_ap"))),
+                                  "{:+.1f}")
+        out[f"or_{kind}_sw"] = (float(np.median([r["switches"] for r in runs])), "{:.0f}")
+        if kind == "recipe":
+            share = np.mean([[tuple(c[k] for k in AGENT_KEYS) == best_key for c in r["configs"]] for r in runs])
+            out["or_recipe_share"] = (100.0 * float(share), "{:.0f}")
+    return out
 
 
 # ================================================================================ figures
@@ -329,11 +408,8 @@ def playground_slider_figure(c: float = 0.1) -> go.Figure:
 def watch_bandit_figure(seed: int = 0) -> go.Figure:
     """Cumulative regret of every policy on the card's Check-1 bandit (T = 6000, change every 600
     steps), each at c = 0.1 (near the best of the grid for the trackers), stationary blocks shaded."""
-    means = piecewise_means(5, 6000, 600, rng=1000 + seed)
-    traces = []
-    for kind in ("UCB1", "eps-greedy", "D-UCB", "SW-UCB", "D-UCB+eps"):
-        pol = make_policy(kind, 5, c=0.1, gamma=0.99, window=200, eps=0.05, rng=seed)
-        traces.append(simulate_bandit(pol, means, 0.2, rng=2000 + seed))
+    traces = [_bandit_run(kind, 0.1, seed, 6000, 600, 5, 0.2, *((1.0, 1, 0.0) if kind == "UCB1" else (0.99, 200, 0.05)))
+              for kind in ("UCB1", "eps-greedy", "D-UCB", "SW-UCB", "D-UCB+eps")]
     phases = [Phase(600 * k, 600 * (k + 1), f"{k + 1}") for k in range(10)]
     return convergence_figure(traces, y="regret", logy=False, phases=phases,
                               xaxis_title="step t (shaded: stationary blocks 1-10)",
