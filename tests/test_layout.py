@@ -10,7 +10,7 @@ import optbook
 from optbook.claims import PARTS
 
 #: Chapters still being split elsewhere; each leaves this set when it lands.
-PENDING = {                      "optbook.training.valley_explorer", "optbook.training.bandit_schedulers"}
+PENDING = {                      "optbook.training.valley_explorer"}
 
 
 def method_modules() -> list[str]:

@@ -40,6 +40,30 @@ def test_map_and_f1():
     # label 0: tp 1, fn 1, fp 0 -> 2/3; label 1: tp 1, fp 1 -> 2/3
     np.testing.assert_allclose(bs.f1_per_label(Y, P), [2 / 3, 2 / 3])
     np.testing.assert_allclose(bs.f1_per_label(np.zeros((3, 1)), np.zeros((3, 1))), [0.0])
+    # one threshold per label
+    np.testing.assert_allclose(bs.f1_per_label(Y, P, [0.25, 0.5]), [0.8, 2 / 3])  # label 0: tp 2, fp 1
+
+
+def test_f1_error_names_the_probs_argument():
+    with pytest.raises(ValueError, match="probs"):
+        bs.f1_per_label([1, 0], [np.nan, 0.3])
+    with pytest.raises(ValueError, match="probs"):
+        bs.f1_per_label([1, 0, 1], [0.2, 0.3])
+    with pytest.raises(ValueError, match="scores"):
+        bs.average_precision([1, 0], [np.inf, 0.3])
+
+
+def test_f1_thresholds_maximise_f1_by_brute_force():
+    rng = np.random.default_rng(1)
+    Y = (rng.random((80, 3)) < 0.2).astype(float)
+    P = np.clip(rng.random((80, 3)) * 0.7 + 0.3 * Y, 0, 1)
+    thr = bs.f1_thresholds(Y, P)
+    got = bs.f1_per_label(Y, P, thr)
+    for j in range(3):  # every cut between distinct scores
+        cuts = np.unique(P[:, j])
+        best = max(bs.f1_per_label(Y[:, [j]], P[:, [j]], float(np.clip(t, 1e-9, 1 - 1e-9)))[0] for t in cuts)
+        assert got[j] == pytest.approx(best)
+    np.testing.assert_allclose(bs.f1_thresholds(np.zeros((4, 1)), np.full((4, 1), 0.3)), [0.5])
 
 
 def test_rare_labels():
@@ -125,23 +149,63 @@ def test_training_piece_bad_input(call):
 # -------------------------------------------------------------------------- reward and smoothing
 
 
-def test_composite_reward_and_dual_ema():
+def test_composite_reward():
     assert bs.composite_reward(0.1, 0.2, 0.5, (1.0, 0.5, 0.2)) == pytest.approx(0.1 + 0.1 - 0.1)
-    s = bs.DualEMA(0.5, 0.1, normalise=False)
-    assert s.update(1.0) == 1.0
-    assert s.update(0.0) == pytest.approx(0.5 * (0.5 + 0.9))
-    raw = bs.DualEMA(enabled=False, normalise=False)
-    assert raw.update(3.0) == 3.0 and raw.update(-1.0) == -1.0
-    n = bs.DualEMA(enabled=False)
-    for r in (1.0, 3.0):
-        out = n.update(r)
-    assert out == pytest.approx(3.0 / np.std([1.0, 3.0], ddof=1))
     with pytest.raises(ValueError):
         bs.composite_reward(0.1, 0.1, -0.1)
     with pytest.raises(ValueError):
         bs.composite_reward(0.1, 0.1, 0.1, (1.0, -1.0, 0.0))
-    with pytest.raises(ValueError):
+
+
+def test_centred_credit_removes_the_trend():
+    c = bs.DualEMA(0.5, 0.1)
+    assert c.update(5.0) == 0.0 and c.update(1.0) == 0.0  # the step out of the init, then no trend yet
+    assert c.update(3.0) == pytest.approx(1.0)  # e = 3 - 1 = 2, rms 2
+    # trend 2 now; e = 0 - 2 = -2; slow EMA of squares: 4 + 0.1 (4 - 4) = 4
+    assert c.update(0.0) == pytest.approx(-1.0)
+    # a reward sequence that only trends (geometric decay) earns credits that shrink to 0, so
+    # an arm is not credited with when it was played
+    d = bs.DualEMA()
+    credits = [d.update(0.5 ** t) for t in range(40)]
+    assert abs(credits[-1]) < 1e-3 * max(abs(x) for x in credits)
+    # invariant to the reward's scale and offset
+    r = np.random.default_rng(0).standard_normal(20)
+    a, b = bs.DualEMA(), bs.DualEMA()
+    np.testing.assert_allclose([a.update(x) for x in r], [b.update(3 * x + 7) for x in r], atol=1e-12)
+
+
+def test_smoothed_and_raw_credit():
+    s = bs.DualEMA(0.5, 0.1, credit="smoothed")
+    assert s.update(1.0) == 1.0
+    out = s.update(0.0)  # fast 0.5, slow 0.9, sd of (1, 0) = 1/sqrt 2
+    assert out == pytest.approx(0.5 * (0.5 + 0.9) / np.std([1.0, 0.0], ddof=1))
+    raw = bs.DualEMA(credit="raw")
+    raw.update(1.0)
+    assert raw.update(3.0) == pytest.approx(3.0 / np.std([1.0, 3.0], ddof=1))
+    with pytest.raises(ValueError, match="credit"):
+        bs.DualEMA(credit="mean")
+    with pytest.raises(ValueError, match="a_fast"):
         bs.DualEMA(a_fast=0.0)
+
+
+def test_horizon_parameters():
+    gamma, c = bs.horizon_parameters(30)
+    assert gamma == pytest.approx(1 - 0.25 * np.sqrt(2 / 30))
+    # at total weight 1/(1-gamma), the bonus c sqrt(2 ln sum N / N_a) is one standard error 1/sqrt(N_a)
+    for n_a in (1.0, 4.0):
+        assert c * np.sqrt(2 * np.log(1 / (1 - gamma)) / n_a) == pytest.approx(1 / np.sqrt(n_a))
+    g_long, _ = bs.horizon_parameters(3000)
+    assert g_long > gamma  # a longer run remembers longer
+    for bad in (dict(horizon=1), dict(horizon=10, n_changes=10), dict(horizon=10, n_changes=0)):
+        with pytest.raises(ValueError):
+            bs.horizon_parameters(**bad)
+
+
+def test_count_switches():
+    a = dict(bs.DEFAULT_CONFIG)
+    b = {**a, "opt": "Adam"}
+    c = {**b, "loss": "ASL", "aug": "mixup"}
+    assert bs.count_switches([a, a, b, c, c]) == 3 and bs.count_switches([a]) == 0
 
 
 # ----------------------------------------------------------------------------- data and training
@@ -169,8 +233,13 @@ def test_training_is_reproducible_and_logs_choices(small_data):
     assert a["configs"] == b["configs"] and a["test_map"] == b["test_map"]
     tr = a["trace"]
     assert len(tr) == 6 and np.all(np.isfinite(tr["val_map"]))
-    # the first epochs try arm 0, 1, 2 of every agent (untried arms first)
-    assert [c["loss"] for c in a["configs"][:3]] == list(bs.LOSSES[:3])
+    # the first epochs try three different options of every agent (untried arms first, in an
+    # order drawn from the seed), and the switch count is that of the logged configurations
+    for k in bs.AGENT_KEYS:
+        assert len({c[k] for c in a["configs"][:3]}) == 3
+    assert a["switches"] == bs.count_switches(a["configs"])
+    c = bs.train_proxy(small_data, "mat", epochs=6, batch_size=200, seed=4)
+    assert [x["loss"] for x in c["configs"][:4]] != [x["loss"] for x in a["configs"][:4]]
     for k in bs.AGENT_KEYS:
         assert [bs.MENUS[k][int(i)] for i in tr[k]] == [c[k] for c in a["configs"]]
 
@@ -181,22 +250,35 @@ def test_static_and_baselines(small_data):
     assert st["test_map"] > small_data.prevalence.mean() + 0.1  # far better than chance
     # cosine schedule: the applied learning rate decays
     assert st["trace"].step_size[-1] < 0.1 * st["trace"].step_size[0]
+    assert st["switches"] == 0
     for pol in ("random", "ucb1", "eps-greedy", "joint"):
         r = bs.train_proxy(small_data, pol, epochs=3, batch_size=300, seed=0)
-        assert len(r["configs"]) == 3 and 0 <= r["test_rare_f1"] <= 1
+        assert len(r["configs"]) == 3 and 0 <= r["test_rare_f1"] <= 1 and 0 <= r["test_rare_ap"] <= 1
+
+
+def test_oracle_arm_credit_steers_the_agents(small_data):
+    """With a fixed credit that makes one option of each menu far better, the agents play that
+    recipe in most epochs after their tour; with the measured credit they do not."""
+    favour = {"aug": "none", "opt": "Adam", "lrs": "cosine", "loss": "focal"}
+    table = {k: [3.0 if a == favour[k] else 0.0 for a in bs.MENUS[k]] for k in bs.AGENT_KEYS}
+    r = bs.train_proxy(small_data, "mat", epochs=16, batch_size=300, seed=2, arm_credit=table)
+    late = r["configs"][6:]
+    assert np.mean([c == favour for c in late]) >= 0.6
+    free = bs.train_proxy(small_data, "mat", epochs=16, batch_size=300, seed=2)
+    assert np.mean([c == favour for c in free["configs"][6:]]) < 0.3
+    assert r["configs"][:1] == free["configs"][:1]  # same seed: the same first choice
+    bad = dict(table, opt=[0.0, 1.0])
+    for kwargs in (dict(arm_credit=bad), dict(arm_credit={"opt": [0, 0, 0]}),
+                   dict(arm_credit=dict(table, loss=[0, 0, 0, np.nan])), dict(policy="random", arm_credit=table)):
+        with pytest.raises(ValueError, match="arm_credit"):
+            bs.train_proxy(small_data, **{"epochs": 1, **kwargs})
 
 
 @pytest.mark.parametrize("kwargs", [dict(policy="dqn"), dict(epochs=0), dict(weights=(1, 2)),
                                     dict(policy="static", config={"aug": "none"}), dict(gamma=2.0),
-                                    dict(lr_smoothing=0.0)])
+                                    dict(lr_smoothing=0.0), dict(credit="smooth")])
 def test_training_bad_input(small_data, kwargs):
     with pytest.raises(ValueError):
         bs.train_proxy(small_data, **{"epochs": 1, **kwargs})
     with pytest.raises(ValueError):
         bs.train_proxy("data")
-
-
-def test_figures_build():
-    fig = bs.playground_figure(gamma=0.95, c=0.2, eps=0.05, window=100)
-    assert len(fig.data) == 4 and len(fig.layout.shapes) == 5
-    assert len(bs.playground_slider_figure().frames) == len(bs.GAMMA_GRID)

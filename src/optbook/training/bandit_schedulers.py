@@ -6,16 +6,18 @@ each agent picks an option from its menu; all agents receive the same composite 
 rare-class recognition, stability), smoothed by a dual-rate exponential moving average. Each agent
 is a non-stationary multi-armed bandit mixing epsilon-greedy with an upper-confidence bound.
 
-What is here:
+What is here (the experiments, claims and figures are in :mod:`.bandit_schedulers_chapter`):
 
 * the bandit core lives in :mod:`optbook.core.bandits` (shared with the bandit chapters) and
   is re-exported here: :class:`UCB1`, :class:`EpsilonGreedy`, :class:`DiscountedUCB` (with the
   paper's optional epsilon layer), :class:`SlidingWindowUCB`, :func:`simulate_bandit`;
+* :func:`horizon_parameters`, the rule that sets the discount and the UCB constant from the
+  number of decisions before any run;
 * the training pieces: menus of augmentations, losses, optimisers and schedules, the
-  multi-label metrics (mAP, rare-class F1), the composite reward and :class:`DualEMA`;
+  multi-label metrics (mAP, rare-class AP, F1 at thresholds tuned on validation), the composite
+  reward and :class:`DualEMA` (the credit each agent's arm receives);
 * :func:`train_proxy`, the end-to-end proxy (a torch MLP on synthetic multi-label tabular data
-  with power-law label frequencies), with the agents or a baseline choosing every epoch;
-* two claims and two live explorers.
+  with power-law label frequencies), with the agents or a baseline choosing every epoch.
 
 The paper's NeurIPS abstract (bandit agents) is followed; the arXiv text describes DQN agents
 instead. The exact reward and smoothing formulas were not available: they are reconstructions,
@@ -26,33 +28,26 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import product
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 import torch
-from plotly.subplots import make_subplots
 
-from ..claims import Measured, claim
-from ..core import Trace, as_rng, check_in_range, check_int, check_positive, check_real
-from ..core.bandits import (  # the shared bandit core; re-exported as the chapter's names
+from ..core import Trace, as_rng, check_choice, check_in_range, check_int, check_positive, check_real
+from ..core.bandits import (  # noqa: F401  (the shared bandit core, re-exported as the chapter's names)
     BanditPolicy,
     DiscountedUCB,
     EpsilonGreedy,
     FixedPolicy,
     RandomPolicy,
-    SlidingWindowUCB,  # noqa: F401  (re-exported)
+    SlidingWindowUCB,
     UCB1,
     make_policy,
     piecewise_means,
     simulate_bandit,
 )
 from ..core.validate import RngLike
-from ..viz import SliderStep, base_layout, color_for, slider_figure
-from ..core.threads import one_torch_thread
-from ..widgets import Explorer, Slider, Toggle
 
 # ============================================================= training components (the menus)
 
@@ -166,15 +161,18 @@ def augment(kind: str, x: torch.Tensor, y: torch.Tensor, rng: RngLike = None, *,
 # ====================================================================== multi-label metrics
 
 
-def _check_labels_scores(y_true: Any, scores: Any) -> tuple[np.ndarray, np.ndarray]:
+def _check_labels_scores(y_true: Any, scores: Any, name: str = "scores") -> tuple[np.ndarray, np.ndarray]:
+    """Validate 0/1 labels and scores of one shape; errors name the score argument ``name``."""
     y = np.asarray(y_true, dtype=float)
     s = np.asarray(scores, dtype=float)
     if y.ndim == 1:
         y, s = y[:, None], s[:, None] if s.ndim == 1 else s
     if y.ndim != 2 or y.shape != s.shape or y.size == 0:
-        raise ValueError(f"y_true and scores must be arrays of one shape (n,) or (n, L), got {y.shape}, {s.shape}")
-    if not (np.isfinite(y).all() and np.isfinite(s).all()):
-        raise ValueError("y_true and scores must be finite")
+        raise ValueError(f"y_true and {name} must be arrays of one shape (n,) or (n, L), got {y.shape}, {s.shape}")
+    if not np.isfinite(y).all():
+        raise ValueError("y_true must be finite")
+    if not np.isfinite(s).all():
+        raise ValueError(f"{name} must be finite")
     if not np.isin(y, (0.0, 1.0)).all():
         raise ValueError("y_true must hold 0/1 labels")
     return y, s
@@ -185,19 +183,18 @@ def average_precision(y_true: Any, scores: Any) -> np.ndarray:
     (R_k - R_{k-1}) P_k, the definition of ``sklearn.metrics.average_precision_score``.
     NaN for a label with no positive example."""
     y, s = _check_labels_scores(y_true, scores)
-    out = np.full(y.shape[1], np.nan)
-    for j in range(y.shape[1]):
-        n_pos = y[:, j].sum()
-        if n_pos == 0:
-            continue
-        order = np.argsort(-s[:, j], kind="mergesort")
-        ys, ss = y[order, j], s[order, j]
-        last = np.r_[np.flatnonzero(np.diff(ss) != 0), ys.size - 1]  # end of each tie group
-        tp = np.cumsum(ys)[last]
-        precision = tp / (last + 1)
-        recall = tp / n_pos
-        out[j] = float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
-    return out
+    n = y.shape[0]
+    order = np.argsort(-s, axis=0, kind="mergesort")
+    ys, ss = np.take_along_axis(y, order, 0), np.take_along_axis(s, order, 0)
+    tp = np.cumsum(ys, axis=0)
+    # Each positive contributes the precision at the end of its tie group of equal scores.
+    idx = np.broadcast_to(np.arange(n)[:, None], ys.shape)
+    is_end = np.vstack([ss[1:] != ss[:-1], np.ones((1, ys.shape[1]), bool)])
+    end = np.minimum.accumulate(np.where(is_end, idx, n)[::-1], axis=0)[::-1]
+    prec_at_end = np.take_along_axis(tp, end, 0) / (end + 1)
+    n_pos = ys.sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n_pos > 0, (ys * prec_at_end).sum(0) / n_pos, np.nan)
 
 
 def mean_average_precision(y_true: Any, scores: Any) -> float:
@@ -208,16 +205,42 @@ def mean_average_precision(y_true: Any, scores: Any) -> float:
     return float(np.nanmean(ap))
 
 
-def f1_per_label(y_true: Any, probs: Any, threshold: float = 0.5) -> np.ndarray:
-    """F1 of each label with predictions ``probs >= threshold``; 0 where it is 0/0."""
-    y, p = _check_labels_scores(y_true, probs)
-    check_in_range(threshold, "threshold", 0.0, 1.0)
-    pred = p >= threshold
+def f1_per_label(y_true: Any, probs: Any, threshold: Any = 0.5) -> np.ndarray:
+    """F1 of each label with predictions ``probs >= threshold`` (one number, or one per label);
+    0 where it is 0/0."""
+    y, p = _check_labels_scores(y_true, probs, "probs")
+    t = np.broadcast_to(np.asarray(threshold, dtype=float), (y.shape[1],)) if np.ndim(threshold) else \
+        np.full(y.shape[1], check_in_range(threshold, "threshold", 0.0, 1.0))
+    if t.shape != (y.shape[1],) or not np.all((t > 0) & (t < 1)):
+        raise ValueError(f"threshold must be in (0, 1), one number or one per label ({y.shape[1]}), got {threshold!r}")
+    pred = p >= t
     tp = (pred & (y == 1)).sum(0)
     fp = (pred & (y == 0)).sum(0)
     fn = (~pred & (y == 1)).sum(0)
     den = 2 * tp + fp + fn
     return np.where(den > 0, 2 * tp / np.maximum(den, 1), 0.0)
+
+
+def f1_thresholds(y_true: Any, probs: Any) -> np.ndarray:
+    """Per-label thresholds that maximise F1 on the given (validation) split: for each label, the
+    midpoint between the score that is the best cut and the next lower one (0.5 for a label without
+    a positive). F1 at a fixed 0.5 measures calibration as much as ranking; these thresholds are
+    the usual remedy, tuned on validation and applied to test."""
+    y, p = _check_labels_scores(y_true, probs, "probs")
+    out = np.full(y.shape[1], 0.5)
+    for j in range(y.shape[1]):
+        n_pos = y[:, j].sum()
+        if n_pos == 0:
+            continue
+        order = np.argsort(-p[:, j], kind="mergesort")
+        ys, ss = y[order, j], p[order, j]
+        last = np.r_[np.flatnonzero(np.diff(ss) != 0), ys.size - 1]  # predict the top last+1 as positive
+        tp = np.cumsum(ys)[last]
+        f1 = 2 * tp / (last + 1 + n_pos)
+        k = int(np.argmax(f1))
+        below = ss[last[k] + 1] if last[k] + 1 < ss.size else 0.0
+        out[j] = float(np.clip(0.5 * (ss[last[k]] + below), 1e-12, 1 - 1e-12))
+    return out
 
 
 def rare_labels(train_counts: Any, fraction: float = 0.3) -> np.ndarray:
@@ -291,35 +314,54 @@ def make_multilabel(n_train: int = 4000, n_val: int = 1000, n_test: int = 1000, 
     return MultiLabelData(Xs[0], Ys[0], Xs[1], Ys[1], Xs[2], Ys[2], prev)
 
 
-# ======================================================================== reward and smoothing
+# =========================================================================== reward and credit
 
 
-def composite_reward(d_map: float, d_rare_f1: float, loss_cv: float,
+def composite_reward(d_map: float, d_rare_ap: float, loss_cv: float,
                      weights: Sequence[float] = (1.0, 0.5, 0.2)) -> float:
     """The "hierarchical composite reward" (our reconstruction):
-    ``r = w_acc dmAP + w_rare dF1_rare - w_stab CV(minibatch losses)``."""
+    ``r = w_acc dmAP + w_rare dAP_rare - w_stab CV(minibatch losses)``, the changes measured on the
+    validation split over one decision step (rare-class AP: the mean AP of the rare labels)."""
     w = np.asarray(weights, dtype=float)
     if w.shape != (3,) or not np.isfinite(w).all() or (w < 0).any():
         raise ValueError(f"weights must be three non-negative finite numbers, got {weights!r}")
-    vals = [check_real(v, n) for v, n in ((d_map, "d_map"), (d_rare_f1, "d_rare_f1"), (loss_cv, "loss_cv"))]
+    vals = [check_real(v, n) for v, n in ((d_map, "d_map"), (d_rare_ap, "d_rare_ap"), (loss_cv, "loss_cv"))]
     if vals[2] < 0:
         raise ValueError(f"loss_cv must be >= 0, got {vals[2]}")
     return float(w[0] * vals[0] + w[1] * vals[1] - w[2] * vals[2])
 
 
-class DualEMA:
-    """Dual-rate EMA smoothing of the reward (the abstract names it; the formula is ours):
-    a fast EMA (rate ``a_fast``) and a slow one (``a_slow``), both started at the first reward; the
-    agents receive their average divided by the running sd of the raw rewards (so that the UCB
-    constant ``c`` is in units of reward noise), or the raw reward when ``enabled`` is False."""
+CREDITS = ("centred", "smoothed", "raw")
 
-    def __init__(self, a_fast: float = 0.5, a_slow: float = 0.1, *, enabled: bool = True,
-                 normalise: bool = True) -> None:
+
+class DualEMA:
+    """The credit an agent's arm receives for one decision step, from the raw rewards (the abstract
+    names "dual-rate EMA smoothing"; what is smoothed, and how, is ours).
+
+    ``credit``:
+
+    * ``"centred"`` (the chapter's method): a fast EMA (rate ``a_fast``) tracks the trend of the
+      rewards (a change of validation mAP shrinks as training converges) and a slow EMA (rate
+      ``a_slow``) of the squared residuals tracks their scale. The arm played at step t is
+      credited with ``e_t / s_t``, where ``e_t = r_t - m_{t-1}`` is how much its step beat the
+      trend and ``s_t`` the residuals' root mean square. The first reward (the step out of the
+      random initialisation) and the second (no trend yet) are credited 0, and the first is kept
+      out of the trend. Nothing of the rewards earned by other arms at other steps enters an arm's
+      credit except through the trend;
+    * ``"smoothed"`` (the chapter's first version): the average of a fast and a slow EMA of the
+      rewards (``r_t`` included), divided by the running sd of the raw rewards: each arm is
+      credited with a blend of the rewards of the arms played before it;
+    * ``"raw"``: ``r_t`` divided by the running sd of the raw rewards.
+    """
+
+    def __init__(self, a_fast: float = 0.5, a_slow: float = 0.1, *, credit: str = "centred") -> None:
         self.a_fast = check_in_range(a_fast, "a_fast", 0.0, 1.0, closed=(False, True))
         self.a_slow = check_in_range(a_slow, "a_slow", 0.0, 1.0, closed=(False, True))
-        self.enabled = bool(enabled)
-        self.normalise = bool(normalise)
-        self.fast = self.slow = None
+        self.credit = check_choice(credit, "credit", CREDITS)
+        self.fast: float | None = None
+        self.slow: float | None = None
+        self.trend: float | None = None
+        self.sq: float | None = None
         self._n, self._mean, self._m2 = 0, 0.0, 0.0
 
     def scale(self) -> float:
@@ -330,19 +372,50 @@ class DualEMA:
         return sd if sd > 0 else 1.0
 
     def update(self, r: float) -> float:
-        """Feed one raw reward, return what the agents receive."""
+        """Feed one raw reward, return the credit of the arm that earned it."""
         r = check_real(r, "reward")
         self._n += 1
         delta = r - self._mean
         self._mean += delta / self._n
         self._m2 += delta * (r - self._mean)
+        if self.credit == "centred":
+            if self._n == 1:  # the step out of the random initialisation: not comparable
+                return 0.0
+            if self.trend is None:
+                self.trend = r
+                return 0.0
+            e = r - self.trend
+            self.trend += self.a_fast * e
+            self.sq = e * e if self.sq is None else self.sq + self.a_slow * (e * e - self.sq)
+            return e / math.sqrt(self.sq) if self.sq > 0 else 0.0
         if self.fast is None:
             self.fast = self.slow = r
         else:
             self.fast += self.a_fast * (r - self.fast)
             self.slow += self.a_slow * (r - self.slow)
-        out = 0.5 * (self.fast + self.slow) if self.enabled else r
-        return out / self.scale() if self.normalise else out
+        out = 0.5 * (self.fast + self.slow) if self.credit == "smoothed" else r
+        return out / self.scale()
+
+
+def horizon_parameters(horizon: int, n_changes: int = 2) -> tuple[float, float]:
+    """The discount and UCB constant of every agent, set from the number of decisions alone.
+
+    ``gamma = 1 - sqrt(n_changes / horizon) / 4``: the tuning of discounted UCB for ``n_changes``
+    changes of the best arm in ``horizon`` plays (Garivier & Moulines 2011, rewards bounded by 1);
+    with 30 decisions and 2 changes (an early and a late phase of training) the memory
+    ``1 / (1 - gamma)`` is about 15 decisions, half the run.
+
+    ``c = 1 / sqrt(2 ln(1 / (1 - gamma)))`` (our rule, not Garivier & Moulines'), in units of the reward's sd: once the total weight
+    ``sum_b N_b`` has reached the memory, an arm's bonus ``c sqrt(2 ln sum N / N_a)`` equals one
+    standard error ``1 / sqrt(N_a)`` of its discounted mean. (The first version used ``c = 1``:
+    a bonus of 2.1 standard errors at its memory of 10, larger than the differences it had to find.)
+    """
+    horizon = check_int(horizon, "horizon", minimum=2)
+    n_changes = check_int(n_changes, "n_changes", minimum=1)
+    if n_changes >= horizon:
+        raise ValueError(f"n_changes must be < horizon={horizon}, got {n_changes}")
+    gamma = 1.0 - 0.25 * math.sqrt(n_changes / horizon)
+    return gamma, 1.0 / math.sqrt(2.0 * math.log(1.0 / (1.0 - gamma)))
 
 
 # ============================================================================ the training loop
@@ -375,10 +448,9 @@ def _mlp(d: int, hidden: int, L: int, seed: int) -> torch.nn.Sequential:
     return net
 
 
-def _evaluate(net: torch.nn.Module, X: torch.Tensor, Y: np.ndarray, rare: np.ndarray) -> tuple[float, float]:
+def _probs(net: torch.nn.Module, X: torch.Tensor) -> np.ndarray:
     with torch.no_grad():
-        p = torch.sigmoid(net(X)).numpy().astype(float)
-    return mean_average_precision(Y, p), float(f1_per_label(Y, p)[rare].mean())
+        return torch.sigmoid(net(X)).numpy().astype(float)
 
 
 def _agents(policy: str, config: dict[str, str] | None, gen: np.random.Generator, *, gamma: float, c: float,
@@ -400,32 +472,43 @@ def _agents(policy: str, config: dict[str, str] | None, gen: np.random.Generator
     return out
 
 
+def count_switches(configs: Sequence[dict[str, str]]) -> int:
+    """Arm switches summed over the agents: decisions where an agent's option differs from its
+    previous one (at most ``4 (epochs - 1)``)."""
+    return int(sum(a[k] != b[k] for a, b in zip(configs[:-1], configs[1:]) for k in AGENT_KEYS))
+
+
 def train_proxy(data: MultiLabelData, policy: str = "mat", *, config: dict[str, str] | None = None,
                 epochs: int = 30, batch_size: int = 256, hidden: int = 64, seed: int = 0,
-                weights: Sequence[float] = (1.0, 0.5, 0.2), gamma: float = 0.9, c: float = 1.0,
-                eps0: float = 0.2, rho: float = 0.9, eps_min: float = 0.02, smoothing: bool = True,
-                lr_smoothing: float = 0.5) -> dict[str, Any]:
+                weights: Sequence[float] = (1.0, 0.5, 0.2), gamma: float | None = None, c: float | None = None,
+                eps0: float = 0.2, rho: float = 0.9, eps_min: float = 0.02, credit: str = "centred",
+                lr_smoothing: float = 0.5, arm_credit: dict[str, Sequence[float]] | None = None) -> dict[str, Any]:
     """Train the proxy MLP for ``epochs`` epochs, one decision per epoch (the MAT-Agent loop).
 
     ``policy``: "mat" (one D-UCB + epsilon agent per component, the paper's method), "ucb1" or
     "eps-greedy" (stationary agents), "random" (uniform arm per epoch), "joint" (one D-UCB + epsilon
     over all 192 configurations) or "static" (``config``, default :data:`DEFAULT_CONFIG`).
-    Each epoch: every agent picks an arm; a new optimiser is created (weights kept) when the OPT
+    ``gamma`` and ``c`` default to :func:`horizon_parameters` of ``epochs``.
+    ``arm_credit`` (a diagnostic, learning policies only): one number per option of each menu, in
+    menu order; each agent is then credited with this fixed number for the option it played
+    instead of the epoch's measured credit (an oracle that knows each option's expected credit).
+    Each epoch: every agent picks an arm (a learning agent's arms are its menu in a random order,
+    so that its forced first tour favours no option); a new optimiser is created (weights kept) when the OPT
     agent switches; the learning rate is ``BASE_LR[opt]`` times the chosen schedule's multiplier at
     the current training fraction, the multiplier smoothed per step by an EMA of rate
-    ``lr_smoothing`` so that switches do not jump; after the epoch the validation mAP and rare-class
-    F1 give :func:`composite_reward`, smoothed by :class:`DualEMA` (``smoothing``), and every agent
-    is updated with the same value.
+    ``lr_smoothing`` so that switches do not jump; after the epoch the changes of validation mAP
+    and rare-class AP give :func:`composite_reward`, turned into the credit of the arms just
+    played by :class:`DualEMA` (``credit``), and every agent updates the arm it played.
 
     Returns a dict: ``trace`` (per epoch: objective = mean training loss, step_size = last learning
-    rate, ``val_map``, ``val_rare_f1``, ``loss_cv``, ``reward``, ``reward_fed`` and the arm index of
-    each agent under its key), ``test_map``, ``test_rare_f1``, ``val_map``, ``configs`` (one dict per
-    epoch) and ``epochs`` (epochs spent).
+    rate, ``val_map``, ``val_rare_ap``, ``loss_cv``, ``reward``, ``credit`` and the arm index of
+    each agent under its key), ``test_map``, ``test_rare_ap``, ``test_rare_f1`` (F1 of the rare
+    labels at per-label thresholds tuned on validation, :func:`f1_thresholds`), ``val_map``,
+    ``configs`` (one dict per epoch), ``switches`` (:func:`count_switches`) and ``epochs``.
     """
     if not isinstance(data, MultiLabelData):
         raise ValueError("data must be a MultiLabelData (see make_multilabel)")
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+    policy = check_choice(policy, "policy", POLICIES)
     if policy == "static":
         config = dict(DEFAULT_CONFIG if config is None else config)
         if set(config) != set(AGENT_KEYS) or any(config[k] not in MENUS[k] for k in AGENT_KEYS):
@@ -436,8 +519,24 @@ def train_proxy(data: MultiLabelData, policy: str = "mat", *, config: dict[str, 
     seed = check_int(seed, "seed", minimum=0)
     lr_smoothing = check_in_range(lr_smoothing, "lr_smoothing", 0.0, 1.0, closed=(False, True))
     composite_reward(0.0, 0.0, 0.0, weights)  # validates weights
+    if arm_credit is not None:
+        if policy not in ("mat", "ucb1", "eps-greedy"):
+            raise ValueError(f"arm_credit needs a learning policy (mat, ucb1, eps-greedy), got policy={policy!r}")
+        if not isinstance(arm_credit, dict) or set(arm_credit) != set(AGENT_KEYS):
+            raise ValueError(f"arm_credit must map each of {AGENT_KEYS} to one credit per option")
+        arm_credit = {k: np.asarray(arm_credit[k], dtype=float) for k in AGENT_KEYS}
+        if any(arm_credit[k].shape != (len(MENUS[k]),) or not np.isfinite(arm_credit[k]).all() for k in AGENT_KEYS):
+            raise ValueError(f"arm_credit must hold one finite credit per option of {MENUS}")
+    g_rule, c_rule = horizon_parameters(max(epochs, 3))
+    gamma = g_rule if gamma is None else gamma
+    c = c_rule if c is None else c
     gen = np.random.default_rng(seed)
     agents = _agents(policy, config, gen, gamma=gamma, c=c, eps0=eps0, rho=rho, eps_min=eps_min)
+    # A learning agent's arm i is option order[i] of its menu: the forced tour of untried arms
+    # (lowest index first) visits the options in a random order, not the menu's.
+    orders = {k: gen.permutation(len(MENUS[k])) for k in AGENT_KEYS}
+    if policy not in ("mat", "ucb1", "eps-greedy"):
+        orders = {k: np.arange(len(MENUS[k])) for k in AGENT_KEYS}
     grid = all_configs()
     joint = None
     if policy == "joint":
@@ -445,7 +544,7 @@ def train_proxy(data: MultiLabelData, policy: str = "mat", *, config: dict[str, 
         grid = [grid[i] for i in order]
         joint = DiscountedUCB(len(grid), gamma=gamma, c=c, eps0=eps0, rho=rho, eps_min=eps_min,
                               rng=np.random.default_rng(gen.integers(2**63)))
-    smoother = DualEMA(enabled=smoothing)
+    credit_of = DualEMA(credit=credit)
 
     X = torch.as_tensor(data.X_train, dtype=torch.float32)
     Y = torch.as_tensor(data.Y_train, dtype=torch.float32)
@@ -456,7 +555,12 @@ def train_proxy(data: MultiLabelData, policy: str = "mat", *, config: dict[str, 
     net = _mlp(X.shape[1], hidden, data.n_labels, seed)
     n = X.shape[0]
     nb = -(-n // batch_size)
-    prev_map, prev_f1 = _evaluate(net, Xv, data.Y_val, rare)
+
+    def val_scores() -> tuple[float, float]:
+        ap = average_precision(data.Y_val, _probs(net, Xv))
+        return float(np.nanmean(ap)), float(np.nanmean(ap[rare]))
+
+    prev_map, prev_rare = val_scores()
     trace = Trace(f"MAT-Agent ({policy})" if policy != "static" else "static", meta={"policy": policy, "seed": seed})
     configs: list[dict[str, str]] = []
     opt_name, opt, mult = None, None, None
@@ -466,7 +570,7 @@ def train_proxy(data: MultiLabelData, policy: str = "mat", *, config: dict[str, 
             cfg = grid[j]
         else:
             arms = {k: agents[k].select() for k in AGENT_KEYS}
-            cfg = {k: MENUS[k][arms[k]] for k in AGENT_KEYS}
+            cfg = {k: MENUS[k][orders[k][arms[k]]] for k in AGENT_KEYS}
         configs.append(cfg)
         if cfg["opt"] != opt_name:  # moment buffers do not transfer: a fresh optimiser state
             opt_name, opt = cfg["opt"], _make_optimizer(cfg["opt"], net.parameters())
@@ -485,319 +589,24 @@ def train_proxy(data: MultiLabelData, policy: str = "mat", *, config: dict[str, 
             loss.backward()
             opt.step()
             losses[b] = loss.item()
-        v_map, v_f1 = _evaluate(net, Xv, data.Y_val, rare)
+        v_map, v_rare = val_scores()
         cv = float(losses.std() / max(abs(losses.mean()), 1e-12)) if nb > 1 else 0.0
-        r = composite_reward(v_map - prev_map, v_f1 - prev_f1, cv, weights)
-        fed = smoother.update(r)
-        prev_map, prev_f1 = v_map, v_f1
+        r = composite_reward(v_map - prev_map, v_rare - prev_rare, cv, weights)
+        fed = credit_of.update(r)
+        prev_map, prev_rare = v_map, v_rare
         if joint is not None:
             joint.update(j, fed)
         else:
             for k in AGENT_KEYS:
-                agents[k].update(arms[k], fed)
-        trace.record(objective=float(losses.mean()), step_size=lr, val_map=v_map, val_rare_f1=v_f1,
-                     loss_cv=cv, reward=r, reward_fed=fed,
+                own = fed if arm_credit is None else float(arm_credit[k][MENUS[k].index(cfg[k])])
+                agents[k].update(arms[k], own)
+        trace.record(objective=float(losses.mean()), step_size=lr, val_map=v_map, val_rare_ap=v_rare,
+                     loss_cv=cv, reward=r, credit=fed,
                      **{k: float(MENUS[k].index(cfg[k])) for k in AGENT_KEYS})
-    t_map, t_f1 = _evaluate(net, Xt, data.Y_test, rare)
-    return {"trace": trace, "test_map": t_map, "test_rare_f1": t_f1, "val_map": prev_map,
-            "val_rare_f1": prev_f1, "configs": configs, "epochs": epochs}
-
-
-# ================================================================================== experiments
-
-BANDIT_METHODS = ("UCB1", "D-UCB", "SW-UCB", "D-UCB+eps")
-C_GRID = (0.05, 0.1, 0.2, 0.5)
-
-
-def regret_table(seeds: Sequence[int] = (0, 1, 2, 3), *, horizon: int = 6000, period: int = 600,
-                 n_arms: int = 5, noise: float = 0.2, gamma: float = 0.99, window: int = 200,
-                 eps: float = 0.05, c_grid: Sequence[float] = C_GRID) -> dict[str, dict[float, float]]:
-    """Mean final regret over ``seeds`` of each method in :data:`BANDIT_METHODS` for each ``c``
-    (the card's Check 1: means redrawn from U(0.2, 0.8) every ``period`` steps)."""
-    out: dict[str, dict[float, float]] = {m: {} for m in BANDIT_METHODS}
-    for c in c_grid:
-        check_positive(c, "c_grid entries")
-        for m in BANDIT_METHODS:
-            regs = []
-            for s in seeds:
-                means = piecewise_means(n_arms, horizon, period, rng=1000 + s)
-                pol = make_policy(m, n_arms, c=c, gamma=gamma, window=window, eps=eps, rng=s)
-                regs.append(simulate_bandit(pol, means, noise, rng=2000 + s)["regret"][-1])
-            out[m][float(c)] = float(np.mean(regs))
-    return out
-
-
-@claim("20", "On a piecewise-stationary bandit, discounted UCB tracks the changes: its regret is at "
-       "most half of UCB1's (each at its best c)",
-       expect="regret(D-UCB, gamma=0.99) <= 0.5 x regret(UCB1), T=6000, 5 arms, change every 600 steps",
-       name="bandit_regret")
-def bandit_regret_claim(fast: bool = False) -> Measured:
-    seeds = (0, 1) if fast else (0, 1, 2, 3)
-    table = regret_table(seeds)
-    best = {m: min(v.values()) for m, v in table.items()}
-    ratio = best["D-UCB"] / best["UCB1"]
-    values = {f"regret {m}": best[m] for m in BANDIT_METHODS}
-    values["ratio D-UCB/UCB1"] = ratio
-    return Measured(values, holds=ratio <= 0.5,
-                    summary=f"best-c regret over {len(seeds)} seeds: D-UCB {best['D-UCB']:.0f}, "
-                            f"UCB1 {best['UCB1']:.0f} (ratio {ratio:.2f}); SW-UCB {best['SW-UCB']:.0f}, "
-                            f"D-UCB+eps {best['D-UCB+eps']:.0f}",
-                    details=table)
-
-
-#: The static grid of the proxy claim (a slice of the 192): no augmentation, every optimiser and
-#: loss, constant or cosine schedule (24 configurations; 12, cosine only, in fast mode).
-def proxy_grid(fast: bool = False) -> list[dict[str, str]]:
-    """The static configurations the claim's grid search trains (a slice of :func:`all_configs`)."""
-    lrs = ("cosine",) if fast else ("constant", "cosine")
-    return [c for c in all_configs() if c["aug"] == "none" and c["lrs"] in lrs]
-
-
-def _config_key(cfg: dict[str, str] | None) -> tuple[str, ...] | None:
-    return None if cfg is None else tuple(cfg[k] for k in AGENT_KEYS)
-
-
-@lru_cache(maxsize=8)
-def _data(seed: int) -> MultiLabelData:
-    return make_multilabel(rng=seed, noise=0.3)
-
-
-@lru_cache(maxsize=256)
-def proxy_run(policy: str, seed: int, config: tuple[str, ...] | None = None, smoothing: bool = True,
-              weights: tuple[float, float, float] = (1.0, 0.5, 0.2)) -> dict[str, Any]:
-    """One cached run of :func:`train_proxy` on the proxy data set of ``seed`` (noise 0.3),
-    ``config`` as a tuple in :data:`AGENT_KEYS` order for a static run."""
-    cfg = None if config is None else dict(zip(AGENT_KEYS, config))
-    with one_torch_thread():
-        return train_proxy(_data(seed), policy, config=cfg, seed=seed, smoothing=smoothing, weights=weights)
-
-
-PROXY_SEEDS = (0, 1, 2, 3, 4)
-SELECTION_SEED = 100
-
-
-def proxy_comparison(fast: bool = False, include_random: bool = False) -> dict[str, Any]:
-    """The card's Check 2: grid search on a held-out data seed (validation mAP) picks the best
-    static configuration; then MAT-Agent, the static default and the grid's best (and, with
-    ``include_random``, random-per-epoch) run on :data:`PROXY_SEEDS`; test mAP and rare-class F1
-    per seed, and epochs spent."""
-    grid = proxy_grid(fast)
-    scores = [proxy_run("static", SELECTION_SEED, _config_key(c))["val_map"] for c in grid]
-    best_cfg = grid[int(np.argmax(scores))]
-    rows = {"MAT-Agent": ("mat", None), "static default": ("static", _config_key(DEFAULT_CONFIG)),
-            "best static (grid)": ("static", _config_key(best_cfg))}
-    if include_random:
-        rows["random per epoch"] = ("random", None)
-    out: dict[str, Any] = {"best_config": best_cfg, "grid_size": len(grid), "epochs": 30, "methods": {}}
-    for name, (pol, key) in rows.items():
-        runs = [proxy_run(pol, s, key) for s in PROXY_SEEDS]
-        out["methods"][name] = {"map": np.array([r["test_map"] for r in runs]),
-                                "rare_f1": np.array([r["test_rare_f1"] for r in runs])}
-    return out
-
-
-@claim("20", "MAT-Agent's per-epoch agents match the best static configuration on mAP and beat the "
-       "static default on rare-class F1 (CPU proxy: MLP on synthetic power-law multi-label data)",
-       expect="mean rare-F1(agents) >= static default's and mean mAP(agents) >= best static - 1 point, "
-              "5 seeds, with 1/grid-size of the grid's epochs",
-       name="proxy", reproduces=False)
-def proxy_claim(fast: bool = False) -> Measured:
-    res = proxy_comparison(fast)
-    m = res["methods"]
-    mat, dflt, best = m["MAT-Agent"], m["static default"], m["best static (grid)"]
-    rare_ok = mat["rare_f1"].mean() >= dflt["rare_f1"].mean()
-    map_ok = mat["map"].mean() >= best["map"].mean() - 0.01
-    values = {}
-    for name, key in (("MAT-Agent", "agents"), ("static default", "default"), ("best static (grid)", "best static")):
-        values[f"mAP {key} (mean)"] = 100 * m[name]["map"].mean()
-        values[f"mAP {key} (sd)"] = 100 * m[name]["map"].std(ddof=1)
-        values[f"rare-F1 {key} (mean)"] = 100 * m[name]["rare_f1"].mean()
-        values[f"rare-F1 {key} (sd)"] = 100 * m[name]["rare_f1"].std(ddof=1)
-    values["epochs agents"] = 30
-    values["epochs grid"] = 30 * res["grid_size"]
-    summary = (f"agents mAP {values['mAP agents (mean)']:.1f}±{values['mAP agents (sd)']:.1f} vs best static "
-               f"{values['mAP best static (mean)']:.1f}±{values['mAP best static (sd)']:.1f}; rare-F1 "
-               f"{values['rare-F1 agents (mean)']:.1f}±{values['rare-F1 agents (sd)']:.1f} vs default "
-               f"{values['rare-F1 default (mean)']:.1f}±{values['rare-F1 default (sd)']:.1f} (points)")
-    return Measured(values, holds=bool(rare_ok and map_ok), summary=summary, details=res)
-
-
-# ================================================================================ figures
-
-
-def _change_shapes(horizon: int, period: int) -> list[dict]:
-    return [dict(type="line", xref="x", yref="paper", x0=t, x1=t, y0=0, y1=1,
-                 line=dict(color="#999", width=1, dash="dot")) for t in range(period, horizon, period)]
-
-
-PLAYGROUND = {"horizon": 3000, "period": 500, "n_arms": 5, "noise": 0.2}
-
-
-@lru_cache(maxsize=512)
-def _playground_trace(kind: str, c: float, gamma: float, eps: float, window: int) -> Trace:
-    means = piecewise_means(PLAYGROUND["n_arms"], PLAYGROUND["horizon"], PLAYGROUND["period"], rng=7)
-    pol = make_policy(kind, PLAYGROUND["n_arms"], c=c, gamma=gamma, eps=eps, window=window, rng=1)
-    return simulate_bandit(pol, means, PLAYGROUND["noise"], rng=2).thinned(300)
-
-
-def playground_traces(gamma: float = 0.99, c: float = 0.1, eps: float = 0.1, window: int = 200) -> list[go.Scatter]:
-    """Cumulative-regret lines of UCB1 (c), eps-greedy (eps), D-UCB (gamma, c), SW-UCB (window, c)."""
-    runs = [("UCB1", _playground_trace("UCB1", c, 1.0, 0.0, 1)),
-            ("eps-greedy", _playground_trace("eps-greedy", 0.0, 1.0, eps, 1)),
-            ("D-UCB", _playground_trace("D-UCB", c, gamma, 0.0, 1)),
-            ("SW-UCB", _playground_trace("SW-UCB", c, 1.0, 0.0, window))]
-    return [go.Scatter(x=tr.iteration, y=tr["regret"], mode="lines", name=name,
-                       line=dict(color=color_for(i), width=2.2)) for i, (name, tr) in enumerate(runs)]
-
-
-def playground_figure(gamma: float = 0.99, c: float = 0.1, eps: float = 0.1, window: int = 200) -> go.Figure:
-    """The bandit playground: cumulative regret on a piecewise-stationary bandit (5 Gaussian arms,
-    means redrawn every 500 steps, dotted lines), one seed."""
-    fig = go.Figure(playground_traces(gamma, c, eps, window))
-    fig.update_layout(shapes=_change_shapes(PLAYGROUND["horizon"], PLAYGROUND["period"]))
-    return base_layout(fig, title=f"gamma={gamma:g}, c={c:g}, eps={eps:g}, W={window}",
-                       xaxis_title="step t (dotted: change points)", yaxis_title="cumulative regret", height=430)
-
-
-GAMMA_GRID = (0.9, 0.95, 0.98, 0.99, 0.995, 1.0)
-
-
-def playground_slider_figure(c: float = 0.1) -> go.Figure:
-    """Static twin of the playground: a slider over the discount gamma of D-UCB."""
-    steps = [SliderStep(f"{g:g}", playground_traces(gamma=g, c=c),
-                        {"shapes": _change_shapes(PLAYGROUND["horizon"], PLAYGROUND["period"])})
-             for g in GAMMA_GRID]
-    return slider_figure(steps, slider_label="D-UCB discount gamma", active=GAMMA_GRID.index(0.99),
-                         xaxis_title="step t (dotted: change points)", yaxis_title="cumulative regret")
-
-
-def watch_bandit_figure(seed: int = 0) -> go.Figure:
-    """Cumulative regret of every policy on the card's Check-1 bandit (T = 6000, change every 600
-    steps), each at c = 0.1 (near the best of the grid for the trackers), stationary blocks shaded."""
-    from ..viz import Phase, convergence_figure
-
-    means = piecewise_means(5, 6000, 600, rng=1000 + seed)
-    traces = []
-    for kind in ("UCB1", "eps-greedy", "D-UCB", "SW-UCB", "D-UCB+eps"):
-        pol = make_policy(kind, 5, c=0.1, gamma=0.99, window=200, eps=0.05, rng=seed)
-        traces.append(simulate_bandit(pol, means, 0.2, rng=2000 + seed))
-    phases = [Phase(600 * k, 600 * (k + 1), f"{k + 1}") for k in range(10)]
-    return convergence_figure(traces, y="regret", logy=False, phases=phases,
-                              xaxis_title="step t (shaded: stationary blocks 1-10)",
-                              yaxis_title="cumulative regret")
-
-
-def watch_proxy_figure(seed: int = 0) -> go.Figure:
-    """Validation mAP per epoch on the proxy: MAT-Agent, the static default, random per epoch."""
-    from ..viz import Phase, convergence_figure
-
-    runs = [proxy_run("mat", seed), proxy_run("static", seed, _config_key(DEFAULT_CONFIG)),
-            proxy_run("random", seed)]
-    traces = []
-    for name, r in zip(("MAT-Agent", "static default", "random per epoch"), runs):
-        tr = Trace.from_dict({**r["trace"].to_dict(), "method": name})
-        traces.append(tr)
-    phases = [Phase(0, 3, "every arm once"), Phase(3, 13, "eps > 0.05"), Phase(13, 29, "mostly UCB")]
-    fig = convergence_figure(traces, y="val_map", logy=False, phases=phases, xaxis_title="epoch",
-                             yaxis_title="validation mAP")
-    return fig
-
-
-def _timeline_traces(run: dict[str, Any], reference: dict[str, Any]) -> list[go.Scatter]:
-    tr = run["trace"]
-    ep = tr.iteration
-    out = []
-    for i, k in enumerate(AGENT_KEYS):
-        out.append(go.Scatter(x=ep, y=tr[k], mode="lines+markers", name=f"{k} agent", showlegend=False,
-                              line=dict(color=color_for(i), width=1, shape="hv"), marker=dict(size=7),
-                              text=[MENUS[k][int(a)] for a in tr[k]], hovertemplate="epoch %{x}: %{text}",
-                              xaxis=f"x{i + 1}" if i else "x", yaxis=f"y{i + 1}" if i else "y"))
-    ref = reference["trace"]
-    for j, (key, label) in enumerate((("val_map", "mAP"), ("val_rare_f1", "rare-class F1"))):
-        out.append(go.Scatter(x=ep, y=tr[key], mode="lines+markers", name=f"MAT-Agent {label}",
-                              line=dict(color=color_for(4 + j), width=2.2), xaxis="x5", yaxis="y5"))
-        out.append(go.Scatter(x=ref.iteration, y=ref[key], mode="lines", name=f"static default {label}",
-                              line=dict(color=color_for(4 + j), width=1.5, dash="dash"), xaxis="x5", yaxis="y5"))
-    return out
-
-
-@lru_cache(maxsize=1)
-def _timeline_base_layout() -> dict:
-    fig = make_subplots(rows=5, cols=1, shared_xaxes=True, vertical_spacing=0.025,
-                        row_heights=[0.12, 0.1, 0.12, 0.12, 0.54])
-    base_layout(fig, title="timeline", height=720)
-    for i, k in enumerate(AGENT_KEYS):
-        n = len(MENUS[k])
-        fig.update_yaxes(tickvals=list(range(n)), ticktext=list(MENUS[k]), range=[-0.5, n - 0.5],
-                         title_text=k.upper(), row=i + 1, col=1)
-    fig.update_yaxes(title_text="validation score", range=[-0.02, 0.85], row=5, col=1)
-    fig.update_xaxes(title_text="epoch", range=[-0.5, 29.5], row=5, col=1)
-    fig.update_layout(margin=dict(l=110))
-    lay = fig.layout.to_plotly_json()
-    lay.pop("template", None)
-    return lay
-
-
-def _timeline_layout(title: str | None = None) -> dict:
-    lay = dict(_timeline_base_layout())
-    if title:
-        lay["title"] = {**lay["title"], "text": title}
-    else:
-        lay.pop("title", None)
-        lay["margin"] = {**lay["margin"], "t": 70}
-    return lay
-
-
-def _switches(run: dict[str, Any]) -> int:
-    tr = run["trace"]
-    return int(sum(np.count_nonzero(np.diff(tr[k])) for k in AGENT_KEYS))
-
-
-def timeline_figure(seed: int = 0, smoothing: bool = True) -> go.Figure:
-    """The agent timeline: each agent's choice per epoch (top four rows) aligned with validation
-    mAP and rare-class F1 of MAT-Agent and of the static default (bottom)."""
-    _timeline_cache()
-    run = proxy_run("mat", seed, None, smoothing)
-    ref = proxy_run("static", seed, _config_key(DEFAULT_CONFIG))
-    fig = go.Figure(_timeline_traces(run, ref))
-    fig.update_layout(**_timeline_layout(f"seed {seed}, dual-EMA {'on' if smoothing else 'off'}: "
-                                         f"{_switches(run)} arm switches, test mAP {run['test_map']:.3f}"))
-    fig.update_layout(template="plotly_white")
-    return fig
-
-
-def timeline_slider_figure() -> go.Figure:
-    """Static twin of the agent timeline: a slider over the seed (dual-EMA on)."""
-    steps = []
-    for s in PROXY_SEEDS:
-        run, ref = proxy_run("mat", s), proxy_run("static", s, _config_key(DEFAULT_CONFIG))
-        steps.append(SliderStep(f"{s}", _timeline_traces(run, ref)))
-    fig = slider_figure(steps, slider_label="seed", fixed_axes=False, height=760)
-    fig.update_layout(**_timeline_layout())
-    fig.update_layout(template="plotly_white", margin=dict(b=110))
-    return fig
-
-
-@lru_cache(maxsize=1)
-def _timeline_cache() -> bool:
-    """Precompute every run the live timeline can show (first call only)."""
-    for s in PROXY_SEEDS:
-        for sm in (True, False):
-            proxy_run("mat", s, None, sm)
-        proxy_run("static", s, _config_key(DEFAULT_CONFIG))
-    return True
-
-
-EXPLORER_PLAYGROUND = Explorer(
-    "20", "playground", playground_figure,
-    {"gamma": Slider("D-UCB discount gamma", list(GAMMA_GRID), 0.99),
-     "c": Slider("UCB constant c", [0.05, 0.1, 0.2, 0.5], 0.1),
-     "eps": Slider("eps-greedy epsilon", [0.02, 0.05, 0.1, 0.2], 0.1),
-     "window": Slider("SW-UCB window W", [50, 100, 200, 500, 1000], 200, fmt="{:d}")},
-    description="Cumulative regret of four bandit policies on a piecewise-stationary bandit.")
-
-EXPLORER_TIMELINE = Explorer(
-    "20", "timeline", timeline_figure,
-    {"seed": Slider("seed", list(PROXY_SEEDS), 0, fmt="{:d}"),
-     "smoothing": Toggle("dual-rate EMA smoothing of the reward", True)},
-    description="Which option each agent picks per epoch, with validation mAP and rare-class F1.")
+    p_test = _probs(net, Xt)
+    ap_test = average_precision(data.Y_test, p_test)
+    thr = f1_thresholds(data.Y_val, _probs(net, Xv))
+    f1_test = f1_per_label(data.Y_test, p_test, thr)
+    return {"trace": trace, "test_map": float(np.nanmean(ap_test)), "test_rare_ap": float(np.nanmean(ap_test[rare])),
+            "test_rare_f1": float(f1_test[rare].mean()), "val_map": prev_map, "val_rare_ap": prev_rare,
+            "configs": configs, "switches": count_switches(configs), "epochs": epochs}
