@@ -116,14 +116,18 @@ def sm3_accumulate(g: torch.Tensor, row: torch.Tensor, col: torch.Tensor, update
 class LocalSM3(ClientOptimizer):
     """Local SM3-II from zero every round (FedAda²++'s client): for each m x n matrix parameter only
     m + n accumulators (row and column maxima); a vector keeps one accumulator per entry, where
-    SM3 is AdaGrad. ``y <- y - eta_l g / (sqrt(nu) + eps)``."""
+    SM3 is AdaGrad. ``y <- y - eta_l g / (sqrt(nu) + eps)``.
+
+    ``cover="scalar"`` replaces the row and column covers of a matrix by one accumulator for the
+    whole matrix (1 float: AdaGrad-Norm), the chapter's control for what SM3's covers buy."""
 
     name = "SM3"
 
-    def __init__(self, lr: float = 0.01, eps: float = 1e-6, delay: int = 1) -> None:
+    def __init__(self, lr: float = 0.01, eps: float = 1e-6, delay: int = 1, cover: str = "rowcol") -> None:
         self.lr = check_positive(lr, "lr")
         self.eps = check_positive(eps, "eps")
         self.delay = check_int(delay, "delay", minimum=1)
+        self.cover = check_choice(cover, "cover", ("rowcol", "scalar"))
 
     def init_state(self, batch, shapes, received):
         self._shapes = [tuple(s) for s in shapes]
@@ -131,6 +135,8 @@ class LocalSM3(ClientOptimizer):
         for i, s in enumerate(self._shapes):
             if len(s) == 1:
                 state[f"v{i}"] = torch.zeros(batch, s[0], dtype=DTYPE)
+            elif len(s) == 2 and self.cover == "scalar":
+                state[f"v{i}"] = torch.zeros(batch, 1, dtype=DTYPE)
             elif len(s) == 2:
                 state[f"row{i}"] = torch.zeros(batch, s[0], dtype=DTYPE)
                 state[f"col{i}"] = torch.zeros(batch, s[1], dtype=DTYPE)
@@ -144,9 +150,9 @@ class LocalSM3(ClientOptimizer):
         for i, s in enumerate(self._shapes):
             n = math.prod(s)
             gi = g[:, start:start + n]
-            if len(s) == 1:
+            if len(s) == 1 or self.cover == "scalar":
                 if update:
-                    state[f"v{i}"] += gi * gi
+                    state[f"v{i}"] += (gi * gi).sum(1, keepdim=True) if len(s) == 2 else gi * gi
                 nu = state[f"v{i}"]
             else:
                 nu = sm3_accumulate(gi.reshape(-1, *s), state[f"row{i}"], state[f"col{i}"], update).reshape(gi.shape)
@@ -219,7 +225,7 @@ CLIENT_OF = {"FedAvg": "SGD", "FedAdam": "SGD", "joint (ships v)": "AdaGrad (fro
 
 
 def make_method(method: str, client_lr: float, server_lr: float, *, eps_l: float = 1e-6, eps_s: float = 1e-3,
-                beta1: float = 0.9, beta2: float = 0.99, delay: int = 1) -> tuple[ClientOptimizer, ServerOptimizer]:
+                beta1: float = 0.9, beta2: float = 0.99, delay: int = 1, sm3_cover: str = "rowcol") -> tuple[ClientOptimizer, ServerOptimizer]:
     """The (client, server) optimizer pair of one of :data:`METHODS` (Algorithm 1 of the paper for
     FedAda2, with AdaGrad clients; Algorithm 2's SM3 clients for FedAda2++)."""
     method = check_choice(method, "method", METHODS)
@@ -229,7 +235,7 @@ def make_method(method: str, client_lr: float, server_lr: float, *, eps_l: float
     if method == "FedAdam":
         return LocalSGD(client_lr), server
     if method == "FedAda2++":
-        return LocalSM3(client_lr, eps_l, delay), server
+        return LocalSM3(client_lr, eps_l, delay, sm3_cover), server
     return LocalAdaGrad(client_lr, eps_l, delay, "server" if method == "joint (ships v)" else "zero"), server
 
 

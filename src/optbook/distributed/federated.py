@@ -431,37 +431,51 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _worker(rank: int, world: int, port: int, out: str, args: tuple, kwargs: dict) -> None:
+def _worker(rank: int, world: int, port: int, out: str, problem: FederatedProblem, pairs: list,
+            kwargs: dict) -> None:
     import torch.distributed as dist
 
     torch.set_num_threads(1)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=world)
     try:
-        res = run_federated(*args, transport=GlooTransport(), **kwargs)
+        results = []
+        for name, client, server in pairs:  # one process group serves every run (spawning is the cost)
+            res = run_federated(problem, client, server, transport=GlooTransport(), name=name, **kwargs)
+            if rank == 0:
+                results.append({"x": res.x, "iterates": res.iterates, "trace": res.trace.to_dict(),
+                                "ledger": res.ledger.__dict__})
         if rank == 0:
-            torch.save({"x": res.x, "iterates": res.iterates, "trace": res.trace.to_dict(),
-                        "ledger": res.ledger.__dict__}, out)
+            torch.save(results, out)
     finally:
         dist.destroy_process_group()
 
 
-def run_distributed(problem: FederatedProblem, client: ClientOptimizer, server: ServerOptimizer, *,
+def run_distributed(problem: FederatedProblem, pairs: Sequence[tuple[str, ClientOptimizer, ServerOptimizer]], *,
                     rounds: int = 5, clients_per_round: int = 2, local_steps: int = 10, batch_size: int = 10,
-                    seed: int = 0, name: str = "federated") -> FedResult:
-    """:func:`run_federated` over torch.distributed (gloo, localhost): the server and each of the
-    ``clients_per_round`` clients in its own process (``clients_per_round + 1`` processes).
-    Returns the server's result; its ledger counts what went through the process group."""
+                    seed: int = 0) -> list[FedResult]:
+    """:func:`run_federated` over torch.distributed (gloo, localhost) for each (name, client, server)
+    in ``pairs``: the server and each of the ``clients_per_round`` clients in its own process
+    (``clients_per_round + 1`` processes, spawned once for all the runs). Returns the server's
+    results; their ledgers count what went through the process group."""
     import torch.multiprocessing as mp
 
+    pairs = list(pairs)
+    if not pairs or not all(len(p) == 3 and isinstance(p[1], ClientOptimizer) and isinstance(p[2], ServerOptimizer)
+                            for p in pairs):
+        raise ValueError("pairs must be a non-empty list of (name, ClientOptimizer, ServerOptimizer)")
+    if not isinstance(problem, FederatedProblem):
+        raise ValueError(f"problem must be a FederatedProblem, got {type(problem).__name__}")
     S = check_int(clients_per_round, "clients_per_round", minimum=1)
-    rounds = check_int(rounds, "rounds", minimum=1)
+    kwargs: dict[str, Any] = dict(rounds=check_int(rounds, "rounds", minimum=1), clients_per_round=S,
+                                  local_steps=check_int(local_steps, "local_steps", minimum=1),
+                                  batch_size=check_int(batch_size, "batch_size", minimum=1),
+                                  seed=check_int(seed, "seed"))
+    if S > problem.num_clients:
+        raise ValueError(f"clients_per_round must be <= the {problem.num_clients} clients, got {S}")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "result.pt")
-        kwargs: dict[str, Any] = dict(rounds=rounds, clients_per_round=S, local_steps=local_steps,
-                                      batch_size=batch_size, seed=seed, name=name)
-        mp.start_processes(_worker, args=(S + 1, _free_port(), out, (problem, client, server), kwargs),
+        mp.start_processes(_worker, args=(S + 1, _free_port(), out, problem, pairs, kwargs),
                            nprocs=S + 1, join=True, start_method="spawn")
         data = torch.load(out, weights_only=False)
-    ledger = Ledger(**data["ledger"])
-    return FedResult(data["x"], Trace.from_dict(data["trace"]), data["iterates"], ledger)
+    return [FedResult(d["x"], Trace.from_dict(d["trace"]), d["iterates"], Ledger(**d["ledger"])) for d in data]
