@@ -136,41 +136,56 @@ def heterogeneity_premise(seeds=CLAIM_SEEDS) -> float:
 @claim("21", "FedAda² matches the joint-adaptive baseline that ships preconditioners, and beats FedAvg",
        kind="reproduction",
        paper="FedAda² (client preconditioners zero-initialised, never sent) matches 'direct joint "
-             "adaptivity' and outperforms FedAvg at FedAvg's communication, 2d instead of 3d floats per "
-             "client and round (ViT on CIFAR-100, GLD-23K, FEMNIST; StackOverflow; no single number)",
+             "adaptivity' and outperforms FedAvg and server-only adaptivity, at FedAvg's communication (2d "
+             "instead of 3d floats per client and round; ViT on CIFAR-100, GLD-23K, FEMNIST; StackOverflow; "
+             "no single number)",
        expect="on the heterogeneous federated softmax problem (h = 1; 20 clients, 5 per round, 10 local "
-              "steps, 30 rounds), every method tuned on a 3 x 3 learning-rate grid over 2 held-out seeds: "
-              "median over 5 seeds of loss(FedAda²)/loss(joint) within [1/1.05, 1.05] (the issue's 5% "
-              "rule: the paper says 'matches' and gives no margin) and median loss(FedAda²)/loss(FedAvg) "
-              "<= 1; premise: the clients disagree at the optimum >= 4x more than IID clients do",
+              "steps, 30 rounds), every method tuned on its own 3 x 3 learning-rate grid over 2 held-out "
+              "seeds: median over 5 seeds of loss(FedAda²)/loss(joint) <= 1.05 (the issue's 5% rule; the "
+              "paper gives no margin) and of loss(FedAda²)/loss(FedAvg) <= 1. Premise (the setting the paper "
+              "targets, measured first): the clients disagree at the optimum >= 4x more than IID clients, and "
+              "client adaptivity matters there: switching it off (FedAdam) costs >= 5% against joint",
        control="client adaptivity switched off (local SGD, the same server Adam: FedAdam) in FedAda²'s place",
+       reproduces=None,
+       diagnosis="Inconclusive: the proxy does not show the phenomenon the method targets. (1) The clients "
+                 "are heterogeneous (they disagree at the optimum about 16x more than IID clients), but "
+                 "client adaptivity does not help here: server-only FedAdam ends about 15% BELOW the joint "
+                 "baseline, so there is no benefit of joint adaptivity for FedAda² to keep; FedAda² does match "
+                 "joint within 2-3% and sits within a few percent of FedAvg. (2) Every method is tuned on a "
+                 "3 x 3 grid of its own scale, FedOpt's eps_s = 1e-3 and beta = (0.9, 0.99); several other "
+                 "convex proxies tried while designing (per-client feature scales, heavy tails, separable "
+                 "data, 50 local steps) all favoured server-only Adam. (3) The reductions hold (FedAda² with a "
+                 "huge eps_l is FedAdam; SM3 with one cover per entry is AdaGrad; FedAvg with K = 1 is gradient "
+                 "descent). (4) The control is measured and reported; it beats the criterion from below. The "
+                 "paper's benefit of client adaptivity comes from fine-tuning transformers, which this convex "
+                 "proxy cannot show.",
        name="matches_joint")
 def claim_matches_joint(fast: bool = False, control: bool = False) -> Measured:
     seeds = CLAIM_SEEDS[:2] if fast else CLAIM_SEEDS
     method = "FedAdam" if control else "FedAda2"
-    ours, joint, fedavg = (final_losses(m, fast) for m in (method, "joint (ships v)", "FedAvg"))
+    ours, joint, fedavg, fedadam = (final_losses(m, fast) for m in (method, "joint (ships v)", "FedAvg", "FedAdam"))
     r_joint, r_avg = ours / joint, ours / fedavg
     premise = heterogeneity_premise(seeds[:2] if fast else seeds)
+    benefit = float(np.median(fedadam / joint))
     values = {"ratio_to_joint": float(np.median(r_joint)), "ratio_to_joint_min": float(r_joint.min()),
               "ratio_to_joint_max": float(r_joint.max()), "ratio_to_fedavg": float(np.median(r_avg)),
               "ratio_to_fedavg_max": float(r_avg.max()), "loss": float(np.median(ours)),
               "loss_joint": float(np.median(joint)), "loss_fedavg": float(np.median(fedavg)),
-              "loss_fedadam": float(np.median(final_losses("FedAdam", fast))),
+              "loss_fedadam": float(np.median(fedadam)), "fedadam_over_joint": benefit,
               "dissimilarity_ratio": premise}
     name = "FedAdam" if control else "FedAda²"
-    return Measured(values, criteria=[Criterion("ratio_to_joint", "<=", 1.05),
-                                      Criterion("ratio_to_joint", ">=", 1 / 1.05),
-                                      Criterion("ratio_to_fedavg", "<=", 1.0)],
-                    seeds=seeds, precondition=premise >= 4.0,
+    return Measured(values, criteria=[Criterion("ratio_to_joint", "<=", 1.05), Criterion("ratio_to_fedavg", "<=", 1.0)],
+                    seeds=seeds, precondition=bool(premise >= 4.0 and benefit >= 1.05),
                     summary=f"{name}/joint {values['ratio_to_joint']:.3f} ({r_joint.min():.3f}-{r_joint.max():.3f}), "
-                            f"{name}/FedAvg {values['ratio_to_fedavg']:.3f}; clients disagree {premise:.0f}x more than IID")
+                            f"{name}/FedAvg {values['ratio_to_fedavg']:.3f}; clients disagree {premise:.0f}x more "
+                            f"than IID; FedAdam/joint {benefit:.2f}")
 
 
 @claim("21", "FedAda²++ (SM3 clients) matches FedAda² with (m+n)/(mn) of AdaGrad's client memory",
        kind="reproduction",
        paper="FedAda²++ compresses the client preconditioner with SM3 (row and column maxima of an m x n "
              "matrix: m + n floats instead of mn; 0.48% of AdaGrad's state for their ViT) and matches FedAda²",
-       expect="median over 5 seeds of loss(FedAda²++)/loss(FedAda²) within [1/1.02, 1.02] (the issue's 2% "
+       expect="median over 5 seeds of loss(FedAda²++)/loss(FedAda²) <= 1.02 (the issue's 2% "
               "rule), each tuned on its own 3 x 3 grid, and the client state counted by the engine equal to "
               "(m+n)/(mn) = 25/100 of AdaGrad's for the 20 x 5 weight matrix",
        control="SM3 with its row and column covers collapsed into one accumulator for the whole matrix "
@@ -192,7 +207,7 @@ def claim_sm3_matches(fast: bool = False, control: bool = False) -> Measured:
               "state_sm3": float(run_sm3.ledger.totals()["client_state"]),
               "state_adagrad": float(run_ada.ledger.totals()["client_state"])}
     return Measured(values, holds=control or state_ratio == (m + n) / (m * n),
-                    criteria=[Criterion("ratio", "<=", 1.02), Criterion("ratio", ">=", 1 / 1.02)], seeds=seeds,
+                    criteria=[Criterion("ratio", "<=", 1.02)], seeds=seeds,
                     summary=f"{'scalar-cover ' if control else ''}SM3/AdaGrad loss {values['ratio']:.3f} "
                             f"({ratio.min():.3f}-{ratio.max():.3f}); client state {state_ratio:.2f} of AdaGrad's")
 
