@@ -73,7 +73,7 @@ class LocalAdaGrad(ClientOptimizer):
     def step(self, y, g, state, k):
         if k % self.delay == 0:
             state["v"] += g * g
-        return y - self.lr * g / (state["v"].sqrt() + self.eps)
+        return y - self.lr * (g / (state["v"].sqrt() + self.eps))
 
 
 class LocalAdam(ClientOptimizer):
