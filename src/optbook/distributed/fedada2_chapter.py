@@ -175,7 +175,7 @@ def claim_matches_joint(fast: bool = False, control: bool = False) -> Measured:
               "dissimilarity_ratio": premise}
     name = "FedAdam" if control else "FedAda²"
     return Measured(values, criteria=[Criterion("ratio_to_joint", "<=", 1.05), Criterion("ratio_to_fedavg", "<=", 1.0)],
-                    seeds=seeds, precondition=bool(premise >= 4.0 and benefit >= 1.05),
+                    seeds=seeds, details={"tunings": [tunings(fast)[m] for m in METHODS]}, precondition=bool(premise >= 4.0 and benefit >= 1.05),
                     summary=f"{name}/joint {values['ratio_to_joint']:.3f} ({r_joint.min():.3f}-{r_joint.max():.3f}), "
                             f"{name}/FedAvg {values['ratio_to_fedavg']:.3f}; clients disagree {premise:.0f}x more "
                             f"than IID; FedAdam/joint {benefit:.2f}")
@@ -377,6 +377,38 @@ EXPLORER_HETEROGENEITY = Explorer("21", "heterogeneity", heterogeneity_figure,
 EXPLORER_LOCAL_STEPS = Explorer("21", "local_steps", local_steps_figure,
                                 {"local_steps": Slider("local steps K", LOCAL_STEPS, 10, fmt="{}")},
                                 description="Loss curves per method as clients take more local steps")
+
+
+def cost_figure(shapes=((768, 3072), (3072, 768)), clients_per_round: int = 10) -> go.Figure:
+    """What one round costs each method, from the accounting rules: floats sent per round (left) and
+    the client's optimizer state (right), for a model made of the given matrices (default: one
+    ViT-B MLP block, d = 4.7 million)."""
+    S = check_int(clients_per_round, "clients_per_round", minimum=1)
+    d = int(sum(np.prod(s) for s in shapes))
+    names = [LABELS[m] for m in METHODS]
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14)
+    fig.add_trace(go.Bar(x=names, y=[floats_per_round(m, d, S) / 1e6 for m in METHODS], marker_color=color_for(0),
+                         name="floats per round (millions)"), 1, 1)
+    fig.add_trace(go.Bar(x=names, y=[client_state_floats(m, shapes) / 1e6 for m in METHODS],
+                         marker_color=color_for(1), name="client optimizer state (millions)"), 1, 2)
+    base_layout(fig, height=440, title=f"Cost of one round with {S} clients, d = {d / 1e6:.1f} million")
+    fig.update_yaxes(title_text="floats sent per round (millions)", row=1, col=1)
+    fig.update_yaxes(title_text="client state (million floats)", row=1, col=2)
+    fig.update_xaxes(tickangle=-35)
+    return fig
+
+
+#: How the notebook prints each claim's figures.
+GLUE_FORMATS = {
+    "matches_joint": {k: "{:.3f}" for k in ("ratio_to_joint", "ratio_to_joint_min", "ratio_to_joint_max",
+                                            "ratio_to_fedavg", "ratio_to_fedavg_max", "loss", "loss_joint",
+                                            "loss_fedavg", "loss_fedadam", "fedadam_over_joint")}
+    | {"dissimilarity_ratio": "{:.0f}"},
+    "sm3_matches": {"ratio": "{:.3f}", "ratio_min": "{:.3f}", "ratio_max": "{:.3f}", "state_ratio": "{:.2f}",
+                    "state_ratio_theory": "{:.2f}", "state_sm3": "{:.0f}", "state_adagrad": "{:.0f}"},
+    "communication": {"ratio": "{:.4f}", "floats_fedada2": "{:.0f}", "floats_joint": "{:.0f}",
+                      "max_iterate_gap": "{:.0e}", "on_gloo": lambda v: "gloo" if v else "in-process"},
+}
 
 
 def state_table(shapes=((20, 5), (768, 3072), (3072, 768))) -> list[dict]:
