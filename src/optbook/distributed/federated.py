@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import os
+from abc import ABC, abstractmethod
 import socket
 import tempfile
 from collections.abc import Sequence
@@ -46,12 +47,12 @@ DTYPE = torch.float64
 # --------------------------------------------------------------------------- problems
 
 
-class FederatedProblem:
+class FederatedProblem(ABC):
     """What the engine needs from a federated objective ``f(x) = mean_i f_i(x)``.
 
     Subclasses set ``num_clients``, ``samples_per_client`` and ``shapes`` (the shapes of the
     parameter tensors, in the order they are packed in the flat vector) and implement
-    :meth:`grad` (batched over clients) and :meth:`loss` (the global objective).
+    :meth:`grad` (batched over clients), :meth:`client_losses` and :meth:`loss` (the global objective).
     """
 
     num_clients: int
@@ -62,18 +63,18 @@ class FederatedProblem:
     def dim(self) -> int:
         return int(sum(math.prod(s) for s in self.shapes))
 
+    @abstractmethod
     def grad(self, params: torch.Tensor, clients: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
         """Mini-batch gradients: ``params`` (B, dim), ``clients`` (B,) client ids, ``idx`` (B, b)
         sample indices within each client; returns (B, dim)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def loss(self, params: torch.Tensor) -> float:
         """The global objective at one parameter vector (dim,)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def client_losses(self, params: torch.Tensor) -> torch.Tensor:
         """Each client's full-data objective at one parameter vector (num_clients,)."""
-        raise NotImplementedError
 
 
 @dataclass
@@ -161,7 +162,7 @@ def make_federated_softmax(num_clients: int = 20, samples: int = 50, features: i
 # --------------------------------------------------------------------------- optimizers
 
 
-class ClientOptimizer:
+class ClientOptimizer(ABC):
     """A local optimizer run on a stack of clients at once (leading axis: the clients).
 
     :meth:`init_state` builds the state at the start of a round, from zero or, for a method that
@@ -178,11 +179,12 @@ class ClientOptimizer:
                    ) -> dict[str, torch.Tensor]:
         return {}
 
+    @abstractmethod
     def step(self, y: torch.Tensor, g: torch.Tensor, state: dict[str, torch.Tensor], k: int) -> torch.Tensor:
-        raise NotImplementedError
+        """One local step of the stacked clients: new iterates (B, dim); ``state`` is updated in place."""
 
 
-class ServerOptimizer:
+class ServerOptimizer(ABC):
     """The server's update ``x <- x + step(Delta)`` on the mean client change ``Delta``.
 
     ``state`` holds its moments; :meth:`shared` returns the part a method ships to the clients."""
@@ -192,8 +194,9 @@ class ServerOptimizer:
     def init(self, dim: int) -> None:
         self.state: dict[str, torch.Tensor] = {}
 
+    @abstractmethod
     def step(self, x: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
-        raise NotImplementedError
+        """The next server model from the current one and the mean client change."""
 
     def shared(self, keys: Sequence[str]) -> dict[str, torch.Tensor]:
         missing = [k for k in keys if k not in self.state]
