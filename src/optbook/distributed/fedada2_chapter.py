@@ -382,9 +382,9 @@ def ledger_slider_figure(seed: int = 0) -> go.Figure:
     fig = slider_figure(steps, slider_label="round", active=4, fixed_axes=False, height=520,
                         title="The ledger: what each method sent and what a client had to store")
     total = max(sum(r.ledger.floats_down) + sum(r.ledger.floats_up) for r in runs.values())
-    fig.update_layout(xaxis=dict(domain=[0, 0.47]), xaxis2=dict(domain=[0.53, 1], anchor="y2"),
+    fig.update_layout(xaxis=dict(domain=[0, 0.42]), xaxis2=dict(domain=[0.58, 1], anchor="y2"),
                       yaxis=dict(title="floats sent (all clients)", range=[0, 1.05 * total]),
-                      yaxis2=dict(title="floats per client", anchor="x2", range=[0, 110]))
+                      yaxis2=dict(title="client state (floats)", anchor="x2", range=[0, 110]))
     return fig
 
 
