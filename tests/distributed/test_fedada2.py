@@ -10,6 +10,7 @@ from optbook.distributed.fedada2 import (
     LocalAdaGrad,
     LocalAdam,
     LocalSGD,
+    SM3,
     LocalSM3,
     ServerAdaGrad,
     ServerAdam,
@@ -176,3 +177,43 @@ def test_state_table_has_the_papers_vit_ratio_order():
     assert rows[0]["SM3"] == 25 and rows[0]["AdaGrad"] == 100
     assert rows[1]["SM3"] / rows[1]["AdaGrad"] == pytest.approx((768 + 3072) / (768 * 3072))
     assert (768 + 3072) / (768 * 3072) < 0.005 + 1e-9 and math.isclose(rows[1]["SM3"], 3840)
+
+
+# --------------------------------------------------------------------------- SM3 as a torch optimizer
+
+
+def test_torch_sm3_equals_the_vectorised_client_sm3():
+    gs = [g[:1].reshape(1, 2, 3) for g in _grads(B=1, d=6, steps=6, seed=4)]
+    for delay in (1, 2):
+        w = torch.nn.Parameter(torch.zeros(2, 3, dtype=DTYPE))
+        opt = SM3([w], lr=0.05, eps=1e-6, delay=delay)
+        client = LocalSM3(lr=0.05, eps=1e-6, delay=delay)
+        state = client.init_state(1, [(2, 3)], {})
+        y = torch.zeros(1, 6, dtype=DTYPE)
+        for k, g in enumerate(gs):
+            w.grad = g[0].clone()
+            opt.step()
+            y = client.step(y, g.reshape(1, 6), state, k)
+        torch.testing.assert_close(w.detach().reshape(1, 6), y, rtol=1e-13, atol=1e-15)
+        assert sum(t.numel() for k, t in opt.state[w].items() if k != "step") == 2 + 3
+
+
+def test_torch_sm3_keeps_one_accumulator_per_axis_of_a_tensor():
+    w = torch.nn.Parameter(torch.zeros(2, 3, 4, dtype=DTYPE))
+    opt = SM3([w], lr=0.1)
+    total = torch.zeros_like(w)
+    g = torch.Generator().manual_seed(0)
+    for _ in range(4):
+        w.grad = torch.randn(2, 3, 4, dtype=DTYPE, generator=g)
+        total += w.grad ** 2
+        opt.step()
+    accs = [opt.state[w][f"acc{j}"] for j in range(3)]
+    nu = torch.minimum(torch.minimum(accs[0][:, None, None], accs[1][None, :, None]), accs[2][None, None, :])
+    assert [a.numel() for a in accs] == [2, 3, 4] and torch.all(nu >= total - 1e-12)
+
+
+def test_torch_sm3_refuses_bad_hyperparameters_by_name():
+    w = torch.nn.Parameter(torch.zeros(2))
+    for kw, name in (({"lr": -1.0}, "lr"), ({"eps": 0.0}, "eps"), ({"delay": 0}, "delay"), ({"cover": "rows"}, "cover")):
+        with pytest.raises(ValueError, match=name):
+            SM3([w], **kw)

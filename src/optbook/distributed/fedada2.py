@@ -161,6 +161,76 @@ class LocalSM3(ClientOptimizer):
         return y - self.lr * torch.cat(out, dim=1)
 
 
+class SM3(torch.optim.Optimizer):
+    """SM3-II (Anil, Gupta, Koren and Singer, 2019) as a ``torch.optim`` optimizer: FedAda²++'s
+    client optimizer for any torch model.
+
+    For a parameter of shape (n_1, ..., n_k) it keeps one accumulator per axis, a_j of length n_j
+    (sum_j n_j floats instead of prod_j n_j), and at each step
+
+        nu = min_j a_j (broadcast) + g * g,   a_j = max of nu over every axis but j,
+        p <- p - lr * g / (sqrt(nu) + eps).
+
+    A vector (or scalar) keeps one accumulator per entry: SM3 is then AdaGrad. ``cover="full"``
+    does that for every parameter (torch.optim.Adagrad with this ``eps``). ``delay`` z updates the
+    accumulators only every z-th step (the paper's delayed preconditioner); in between the step
+    uses min_j a_j. Hyperparameters may be set per param group. In federated use, each round
+    builds a fresh optimizer: the zero start of FedAda²++.
+    """
+
+    def __init__(self, params, lr: float = 0.01, eps: float = 1e-6, delay: int = 1, cover: str = "axes") -> None:
+        super().__init__(params, dict(lr=lr, eps=eps, delay=delay, cover=cover))
+
+    def add_param_group(self, param_group: dict) -> None:
+        merged = {**self.defaults, **param_group}
+        check_positive(merged["lr"], "lr")
+        check_positive(merged["eps"], "eps")
+        check_int(merged["delay"], "delay", minimum=1)
+        check_choice(merged["cover"], "cover", ("axes", "full"))
+        super().add_param_group(param_group)
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                g = p.grad
+                state = self.state[p]
+                full = group["cover"] == "full" or p.dim() <= 1
+                if not state:
+                    state["step"] = 0
+                    if full:
+                        state["acc"] = torch.zeros_like(p)
+                    else:
+                        for j, n in enumerate(p.shape):
+                            state[f"acc{j}"] = torch.zeros(n, dtype=p.dtype, device=p.device)
+                update = state["step"] % group["delay"] == 0
+                if full:
+                    if update:
+                        state["acc"].addcmul_(g, g)
+                    nu = state["acc"]
+                else:
+                    k = p.dim()
+                    covers = [state[f"acc{j}"].reshape([-1 if i == j else 1 for i in range(k)]) for j in range(k)]
+                    nu = covers[0]
+                    for c in covers[1:]:
+                        nu = torch.minimum(nu, c)
+                    if update:
+                        nu = nu + g * g
+                        for j in range(k):
+                            state[f"acc{j}"].copy_(nu.amax(dim=[i for i in range(k) if i != j]))
+                    else:
+                        nu = nu.expand_as(p)
+                p.addcdiv_(g, nu.sqrt().add_(group["eps"]), value=-group["lr"])
+                state["step"] += 1
+        return loss
+
+
 # --------------------------------------------------------------------------- server optimizers
 
 
