@@ -80,24 +80,27 @@ def _grid(method: str, fast: bool) -> dict:
     return {k: v[:2] for k, v in g.items()} if fast else g
 
 
-@lru_cache(maxsize=4)
-def tunings(fast: bool = False) -> dict[str, Tuning]:
-    """Every method tuned the same way: its own 3 x 3 grid of (client, server) learning rates (2 x 2
-    in fast mode), scored by the final global loss, median over held-out seeds."""
+@lru_cache(maxsize=8)
+def tunings(fast: bool = False, heterogeneity: float = HETEROGENEITY) -> dict[str, Tuning]:
+    """Every method tuned the same way at heterogeneity h: its own 3 x 3 grid of (client, server)
+    learning rates (2 x 2 in fast mode), scored by the final global loss, median over held-out seeds."""
+    h = check_in_range(heterogeneity, "heterogeneity", 0.0, 5.0, closed=(True, True))
     seeds = TUNING_SEEDS[:1] if fast else TUNING_SEEDS
-    return {m: grid_search(LABELS[m], lambda seed, m=m, **st: _final_loss(m, fast, seed=seed, **st),
+    return {m: grid_search(LABELS[m], lambda seed, m=m, **st: _final_loss(m, fast, seed=seed, heterogeneity=h, **st),
                            _grid(m, fast), seeds) for m in METHODS}
 
 
-def best(method: str, fast: bool = False) -> dict:
-    """The tuned (client_lr, server_lr) of a method."""
-    return tunings(fast)[check_choice(method, "method", METHODS)].best
+def best(method: str, fast: bool = False, heterogeneity: float = HETEROGENEITY) -> dict:
+    """The tuned (client_lr, server_lr) of a method at heterogeneity h."""
+    return tunings(fast, heterogeneity)[check_choice(method, "method", METHODS)].best
 
 
-def final_losses(method: str, fast: bool = False, seeds=None, **kw) -> np.ndarray:
-    """Final global losses of a tuned method over the claim seeds."""
+def final_losses(method: str, fast: bool = False, seeds=None, heterogeneity: float = HETEROGENEITY,
+                 **kw) -> np.ndarray:
+    """Final global losses of a method tuned at heterogeneity h, over the claim seeds."""
     seeds = (CLAIM_SEEDS[:2] if fast else CLAIM_SEEDS) if seeds is None else seeds
-    return np.array([_final_loss(method, fast, seed=s, **best(method, fast), **kw) for s in seeds])
+    return np.array([_final_loss(method, fast, seed=s, heterogeneity=heterogeneity,
+                                 **best(method, fast, heterogeneity), **kw) for s in seeds])
 
 
 # --------------------------------------------------------------------------- heterogeneity
@@ -124,10 +127,11 @@ def dissimilarity(seed: int, heterogeneity: float = HETEROGENEITY) -> float:
     return float(np.mean(np.sum(_full_gradients(p, res.x) ** 2, axis=1)))
 
 
-def heterogeneity_premise(seeds=CLAIM_SEEDS) -> float:
-    """Median over seeds of dissimilarity(h = 1) / dissimilarity(h = 0): how much more the clients
-    of the claims' problem disagree at the optimum than identically distributed clients do."""
-    return float(np.median([dissimilarity(s, HETEROGENEITY) / dissimilarity(s, 0.0) for s in seeds]))
+def heterogeneity_premise(seeds=CLAIM_SEEDS, heterogeneity: float = HETEROGENEITY) -> float:
+    """Median over seeds of dissimilarity(h) / dissimilarity(h = 0): how much more the clients of
+    the claims' problem disagree at the optimum than identically distributed clients do."""
+    h = check_in_range(heterogeneity, "heterogeneity", 0.0, 5.0, closed=(True, True))
+    return float(np.median([dissimilarity(s, h) / dissimilarity(s, 0.0) for s in seeds]))
 
 
 # --------------------------------------------------------------------------- claims
@@ -161,11 +165,19 @@ def heterogeneity_premise(seeds=CLAIM_SEEDS) -> float:
                  "proxy cannot show.",
        name="matches_joint")
 def claim_matches_joint(fast: bool = False, control: bool = False) -> Measured:
+    return _matches_joint(fast, control, HETEROGENEITY, min_dissimilarity=4.0)
+
+
+def _matches_joint(fast: bool, control: bool, h: float, min_dissimilarity: float) -> Measured:
+    """The headline's measurement at heterogeneity h: FedAda² (or, as the control, FedAdam) against
+    the joint baseline and FedAvg, every method tuned at h; premise: the clients disagree at least
+    ``min_dissimilarity`` times more than IID clients, and FedAdam ends >= 5% above joint."""
     seeds = CLAIM_SEEDS[:2] if fast else CLAIM_SEEDS
     method = "FedAdam" if control else "FedAda2"
-    ours, joint, fedavg, fedadam = (final_losses(m, fast) for m in (method, "joint (ships v)", "FedAvg", "FedAdam"))
+    ours, joint, fedavg, fedadam = (final_losses(m, fast, heterogeneity=h)
+                                    for m in (method, "joint (ships v)", "FedAvg", "FedAdam"))
     r_joint, r_avg = ours / joint, ours / fedavg
-    premise = heterogeneity_premise(seeds[:2] if fast else seeds)
+    premise = heterogeneity_premise(seeds[:2] if fast else seeds, h)
     benefit = float(np.median(fedadam / joint))
     values = {"ratio_to_joint": float(np.median(r_joint)), "ratio_to_joint_min": float(r_joint.min()),
               "ratio_to_joint_max": float(r_joint.max()), "ratio_to_fedavg": float(np.median(r_avg)),
@@ -175,10 +187,31 @@ def claim_matches_joint(fast: bool = False, control: bool = False) -> Measured:
               "dissimilarity_ratio": premise}
     name = "FedAdam" if control else "FedAda²"
     return Measured(values, criteria=[Criterion("ratio_to_joint", "<=", 1.05), Criterion("ratio_to_fedavg", "<=", 1.0)],
-                    seeds=seeds, details={"tunings": [tunings(fast)[m] for m in METHODS]}, precondition=bool(premise >= 4.0 and benefit >= 1.05),
-                    summary=f"{name}/joint {values['ratio_to_joint']:.3f} ({r_joint.min():.3f}-{r_joint.max():.3f}), "
-                            f"{name}/FedAvg {values['ratio_to_fedavg']:.3f}; clients disagree {premise:.0f}x more "
-                            f"than IID; FedAdam/joint {benefit:.2f}")
+                    seeds=seeds, details={"tunings": [tunings(fast, h)[m] for m in METHODS]},
+                    precondition=bool(premise >= min_dissimilarity and benefit >= 1.05),
+                    summary=f"h = {h:g}: {name}/joint {values['ratio_to_joint']:.3f} ({r_joint.min():.3f}-"
+                            f"{r_joint.max():.3f}), {name}/FedAvg {values['ratio_to_fedavg']:.3f}; clients disagree "
+                            f"{premise:.0f}x more than IID; FedAdam/joint {benefit:.2f}")
+
+
+#: The milder heterogeneity of the second registration (see its claim).
+MILD_HETEROGENEITY = 0.5
+
+
+@claim("21", "At milder heterogeneity, where client adaptivity helps, FedAda² keeps its benefit without "
+       "shipping preconditioners", kind="reproduction",
+       paper="FedAda² matches direct joint adaptivity and outperforms FedAvg and server-only adaptivity at "
+             "FedAvg's communication (no single number)",
+       expect="registered after the h = 1 registration came out inconclusive, before its own full run: the same "
+              "problem at h = 0.5 (the explorer, with learning rates tuned at h = 1, showed FedAdam about 10% "
+              "above joint there), every method re-tuned at h = 0.5 on the same grids and held-out seeds; median "
+              "over 5 seeds of loss(FedAda²)/loss(joint) <= 1.05 and loss(FedAda²)/loss(FedAvg) <= 1. Premise: "
+              "the clients disagree at the optimum >= 2x more than IID clients (heterogeneity beyond sampling "
+              "noise), and switching client adaptivity off (FedAdam) costs >= 5% against joint",
+       control="client adaptivity switched off (local SGD, the same server Adam: FedAdam) in FedAda²'s place",
+       name="matches_joint_mild")
+def claim_matches_joint_mild(fast: bool = False, control: bool = False) -> Measured:
+    return _matches_joint(fast, control, MILD_HETEROGENEITY, min_dissimilarity=2.0)
 
 
 @claim("21", "FedAda²++ (SM3 clients) matches FedAda² with (m+n)/(mn) of AdaGrad's client memory",
