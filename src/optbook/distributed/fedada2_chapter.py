@@ -92,7 +92,8 @@ def tunings(fast: bool = False, heterogeneity: float = HETEROGENEITY) -> dict[st
 
 def best(method: str, fast: bool = False, heterogeneity: float = HETEROGENEITY) -> dict:
     """The tuned (client_lr, server_lr) of a method at heterogeneity h."""
-    return tunings(fast, heterogeneity)[check_choice(method, "method", METHODS)].best
+    method = check_choice(method, "method", METHODS)
+    return tunings(fast, heterogeneity)[method].best
 
 
 def final_losses(method: str, fast: bool = False, seeds=None, heterogeneity: float = HETEROGENEITY,
