@@ -32,6 +32,7 @@ import os
 from abc import ABC, abstractmethod
 import socket
 import tempfile
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -483,7 +484,11 @@ def run_distributed(problem: FederatedProblem, pairs: Sequence[tuple[str, Client
         raise ValueError(f"clients_per_round must be <= the {problem.num_clients} clients, got {S}")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "result.pt")
-        mp.start_processes(_worker, args=(S + 1, _free_port(), out, problem, pairs, kwargs),
-                           nprocs=S + 1, join=True, start_method=START_METHOD)
+        with warnings.catch_warnings():
+            # Python >= 3.12 warns about forking a process with threads; the children run torch on
+            # one thread and only talk through gloo, which they initialise themselves.
+            warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks", category=DeprecationWarning)
+            mp.start_processes(_worker, args=(S + 1, _free_port(), out, problem, pairs, kwargs),
+                               nprocs=S + 1, join=True, start_method=START_METHOD)
         data = torch.load(out, weights_only=False)
     return [FedResult(d["x"], Trace.from_dict(d["trace"]), d["iterates"], Ledger(**d["ledger"])) for d in data]
