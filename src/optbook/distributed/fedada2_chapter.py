@@ -18,7 +18,7 @@ from ..core.threads import one_torch_thread
 from ..viz import SliderStep, base_layout, color_for, frame_note, slider_figure
 from ..viz.style import line_style
 from ..widgets import Explorer, Slider
-from .fedada2 import METHODS, client_state_floats, floats_per_round, make_method
+from .fedada2 import METHODS, client_state_floats, floats_per_round, make_method, sm3_accumulate
 from .federated import DTYPE, FedResult, SoftmaxClients, make_federated_softmax, run_distributed, run_federated
 
 # --------------------------------------------------------------------------- the setting
@@ -443,6 +443,35 @@ def cost_figure(shapes=((768, 3072), (3072, 768)), clients_per_round: int = 10) 
     fig.update_yaxes(title_text="floats sent per round (millions)", row=1, col=1)
     fig.update_yaxes(title_text="client state (million floats)", row=1, col=2)
     fig.update_xaxes(tickangle=-35)
+    return fig
+
+
+def sm3_heatmap_figure(seed: int = 0, local_steps: int = 10) -> go.Figure:
+    """AdaGrad's accumulator sum_k g_k^2 (left, log10) and SM3's nu divided by it (right, >= 1) for
+    the 20 x 5 weight matrix after ``local_steps`` mini-batch gradients of one client at x = 0."""
+    seed, K = check_int(seed, "seed"), check_int(local_steps, "local_steps", minimum=1)
+    p = problem(seed)
+    m, n = p.shapes[0]
+    rng = np.random.default_rng(seed)
+    x = torch.zeros(1, p.dim, dtype=DTYPE)
+    row, col = torch.zeros(1, m, dtype=DTYPE), torch.zeros(1, n, dtype=DTYPE)
+    total = torch.zeros(1, m, n, dtype=DTYPE)
+    for _ in range(K):
+        idx = torch.as_tensor(rng.integers(0, p.samples_per_client, size=(1, RUN["batch_size"])))
+        g = p.grad(x, torch.tensor([0]), idx).reshape(1, m, n)
+        nu = sm3_accumulate(g, row, col)
+        total += g * g
+    ada, ratio = total[0].numpy(), (nu / total)[0].numpy()
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.2)
+    fig.add_trace(go.Heatmap(z=np.log10(ada), colorscale="Viridis", colorbar=dict(x=0.4, len=0.9, title="log10"),
+                             hovertemplate="feature %{y}, class %{x}: 10^%{z:.2f}<extra>AdaGrad</extra>"), 1, 1)
+    fig.add_trace(go.Heatmap(z=ratio, colorscale="Oranges", zmin=1, colorbar=dict(x=1.0, len=0.9, title="ratio"),
+                             hovertemplate="feature %{y}, class %{x}: %{z:.2f}<extra>SM3 / AdaGrad</extra>"), 1, 2)
+    base_layout(fig, height=480, title=f"AdaGrad's {m * n} accumulators (left) and how much SM3's {m + n} "
+                                       f"over-estimate them (right), after {K} steps")
+    fig.update_xaxes(title_text="class", dtick=1)
+    fig.update_yaxes(title_text="feature", autorange="reversed", row=1, col=1)
+    fig.update_yaxes(autorange="reversed", row=1, col=2)
     return fig
 
 
