@@ -289,9 +289,6 @@ class ServerAdaGrad(ServerOptimizer):
 # --------------------------------------------------------------------------- the methods
 
 METHODS = ("FedAvg", "FedAdam", "joint (ships v)", "FedAda2", "FedAda2++")
-#: What each method's client optimizer is, for labels and tables.
-CLIENT_OF = {"FedAvg": "SGD", "FedAdam": "SGD", "joint (ships v)": "AdaGrad (from server v)",
-             "FedAda2": "AdaGrad (zero init)", "FedAda2++": "SM3 (zero init)"}
 
 
 def make_method(method: str, client_lr: float, server_lr: float, *, eps_l: float = 1e-6, eps_s: float = 1e-3,
