@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import pytest
 import torch
 
+from optbook.distributed.fedada2 import SM3
 from optbook.training.lowrank_sampling import LowRankAdam
 from optbook.training.momentum_sam import MSAM, SAM, AdamWMSAM
 from optbook.training.pazo import HiZOO, MeZO, PaZO, ZOAdam
@@ -72,6 +73,8 @@ SPECS = [
          baseline=({"alpha": 0.0}, lambda p: torch.optim.Adam(p, lr=0.01, betas=(0.9, 0.99), eps=1e-6))),
     Spec("ALTO", lambda p, **k: ALTO(p, **{"lr": 0.01, **k}), good={"lr": 0.001}, bad={"alpha": 1e6},
          baseline=({"alpha": 0.0}, lambda p: Lamb(p, lr=0.01))),
+    Spec("SM3", lambda p, **k: SM3(p, **{"lr": 0.05, **k}), good={"lr": 0.01}, bad={"eps": -1.0},
+         baseline=({"cover": "full"}, lambda p: torch.optim.Adagrad(p, lr=0.05, eps=1e-6))),
 ]
 
 # (optimizer, check) pairs that still fail: issue 28 fixes them and removes the rows.

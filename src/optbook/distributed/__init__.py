@@ -1,0 +1,1 @@
+"""Part IV: distributed and federated learning (chapters 21-22)."""
