@@ -74,7 +74,7 @@ KNOWN: set[tuple[str, str]] = {
     ("MSAM", "none_grad"), ("SAM", "none_grad"), ("AdamWMSAM", "none_grad"), ("MeZO", "none_grad"),
     ("PaZO", "none_grad"),
     ("MSAM", "groups"), ("SAM", "groups"), ("AdamWMSAM", "groups"), ("MeZO", "groups"), ("PaZO", "groups"),
-    ("LowRankAdam", "groups"), ("Lamb", "groups"),
+    ("LowRankAdam", "groups"),
     ("MeZO", "resume"), ("PaZO", "resume"), ("LowRankAdam", "resume"),
     ("MeZO", "global_rng"), ("PaZO", "global_rng"),
 }
