@@ -542,7 +542,8 @@ def large_batch_experiment(fast: bool = False, control: bool = False) -> dict:
               f"Lamb's at batch {BATCH_LARGE}); every method's lr tuned over 3 values by validation accuracy on held-out "
               f"seeds 100-101 ({{0.01, 0.03, 0.1}} at batch {BATCH_LARGE}, {{0.001, 0.003, 0.01}} at {BATCH_SMALL}: "
               f"Lamb's sqrt(batch) rule); ALTO at the paper's large-batch (alpha, beta1) = (-5, 0.99). "
-              f"Half the gap stands in for the paper's +2.5 points, which exceed any gap this proxy shows. "
+              f"Half the measured gap stands in for the paper's +2.5 points (a number of points does not "
+              f"transfer between tasks). "
               f"Precondition: the gap is at least 1 point",
        control="ALTO with alpha = 0 (the adaptor removed: Lamb at ALTO's tuned step)",
        reproduces=False,
