@@ -62,6 +62,10 @@ def test_proxy_is_deterministic_learns_and_leaves_the_global_rng_alone():
     assert c != a  # the seed matters
 
 
+def test_small_batch_step_follows_the_square_root_rule():
+    assert ch.small_batch_lr(0.03) == pytest.approx(0.03 / np.sqrt(ch.BATCH_LARGE / ch.BATCH_SMALL), rel=1e-12)
+
+
 def test_control_of_the_proxy_is_lamb_itself():
     a = ch.train_proxy.__wrapped__("ALTO", 4096, 0, 0.03, alpha=0.0, epochs=2)
     b = ch.train_proxy.__wrapped__("Lamb", 4096, 0, 0.03, epochs=2)
@@ -77,8 +81,10 @@ def test_bad_inputs_raise_value_errors():
         ch.train_proxy("Lamb", 10 ** 6, 0, 0.01)
     with pytest.raises(ValueError, match="lr"):
         ch.train_proxy("Lamb", 64, 0, -0.01)
-    with pytest.raises(ValueError, match="batch_size"):
-        ch.proxy_tuning("Lamb", 1000)
+    with pytest.raises(ValueError, match="method"):
+        ch.proxy_tuning("SGD")
+    with pytest.raises(ValueError, match="lr_large"):
+        ch.small_batch_lr(0.0)
     with pytest.raises(ValueError, match="label_noise"):
         ch.teacher_data(10, label_noise=1.5)
     with pytest.raises(ValueError, match="landscape"):

@@ -6,7 +6,7 @@ Two experiments carry the claims.
 * **The large-batch proxy** (the paper's headline). A d-64-K ReLU MLP learns a random "teacher"
   network's labels (with 5% of them redrawn at random) from a fixed training set, for a fixed
   number of epochs, with Lamb and with ALTO. At equal epochs a large batch takes few steps and
-  ends a point or two below a small one: that gap is the phenomenon the paper targets, and the
+  ends below a small one: that gap is the phenomenon the paper targets, and the
   claim's precondition measures it. Every run is seeded (initialisation and batch order from
   one ``torch.Generator``; torch's global RNG is never touched) and cached.
 * **The ripple valley** (the mechanism, the paper's Fig. 8 test function). E-Adam against Adam
@@ -52,9 +52,9 @@ HIDDEN = 64          # the student: d-64-K ReLU MLP
 EPOCHS = 75          # equal epochs for every batch size
 BATCH_LARGE = 4096   # 4 steps per epoch: 300 steps, three times ALTO's 100-step memory (beta1 = 0.99)
 BATCH_SMALL = 512    # 32 steps per epoch: 2400 steps
-#: Learning-rate grids, the same size for every method: centred by Lamb's square-root rule (lr
-#: grows like sqrt(batch); the large batch is 8x the small one, so its grid sits ~3x higher).
-LR_GRIDS = {BATCH_LARGE: (0.01, 0.03, 0.1), BATCH_SMALL: (0.001, 0.003, 0.01)}
+#: The learning-rate grid of both methods at the large batch. The small batch (the precondition's
+#: reference) takes Lamb's tuned step scaled by Lamb's square-root rule, lr ~ sqrt(batch).
+LR_GRID = (0.01, 0.03, 0.1)
 PROXY_SEEDS = (0, 1, 2, 3, 4)
 PROXY_FAST_SEEDS = (0, 1)
 SMALL_SEEDS = (0, 1, 2)          # the precondition's small-batch runs (each 8x the steps)
@@ -155,13 +155,19 @@ def train_proxy(method: str, batch_size: int, seed: int, lr: float, *, alpha: fl
     return dict(val_acc=acc["val"], test_acc=acc["test"], train_loss=train_loss, steps=steps)
 
 
-def proxy_tuning(method: str, batch_size: int, seeds: tuple[int, ...] = PROXY_TUNING_SEEDS) -> Tuning:
-    """``method``'s learning rate at ``batch_size`` tuned over ``LR_GRIDS[batch_size]`` by
-    validation accuracy on held-out seeds (the same grid and seeds for every method)."""
-    check_choice(batch_size, "batch_size", tuple(LR_GRIDS))
-    return grid_search(f"{method} (batch {batch_size})",
-                       lambda seed, lr: train_proxy(method, batch_size, seed, lr)["val_acc"],
-                       {"lr": LR_GRIDS[batch_size]}, seeds, higher_is_better=True)
+def proxy_tuning(method: str, seeds: tuple[int, ...] = PROXY_TUNING_SEEDS) -> Tuning:
+    """``method``'s learning rate at the large batch tuned over :data:`LR_GRID` by validation
+    accuracy on held-out seeds (the same grid and seeds for both methods)."""
+    check_choice(method, "method", PROXY_METHODS)
+    return grid_search(f"{method} (batch {BATCH_LARGE})",
+                       lambda seed, lr: train_proxy(method, BATCH_LARGE, seed, lr)["val_acc"],
+                       {"lr": LR_GRID}, seeds, higher_is_better=True)
+
+
+def small_batch_lr(lr_large: float) -> float:
+    """The small batch's step: Lamb's square-root rule lr ~ sqrt(batch) applied to the large
+    batch's tuned step. Untuned, so the measured gap is if anything too small."""
+    return float(check_positive(lr_large, "lr_large") * math.sqrt(BATCH_SMALL / BATCH_LARGE))
 
 
 # --------------------------------------------------------------------------- the ripple valley
@@ -510,20 +516,18 @@ def explorer_numbers() -> dict[str, float]:
 
 @lru_cache(maxsize=8)
 def large_batch_experiment(fast: bool = False, control: bool = False) -> dict:
-    """The headline's runs: both methods tuned at the large batch (and Lamb at the small one, for
-    the precondition), then measured on the claim's seeds. ``control``: ALTO with alpha = 0.
-    ``fast``: no tuning (the middle of each grid), 2 seeds, 1 small-batch seed."""
+    """The headline's runs: both methods tuned at the large batch, then measured on the claim's
+    seeds, and Lamb at the small batch for the precondition. ``control``: ALTO with alpha = 0.
+    ``fast``: no tuning (the middle of the grid), 2 seeds, 1 small-batch seed."""
     seeds = PROXY_FAST_SEEDS if fast else PROXY_SEEDS
     small_seeds = SMALL_SEEDS[:1] if fast else SMALL_SEEDS
     if fast:
         tunings = None
-        lr = {m: LR_GRIDS[BATCH_LARGE][1] for m in PROXY_METHODS}
-        lr_small = LR_GRIDS[BATCH_SMALL][1]
+        lr = {m: LR_GRID[1] for m in PROXY_METHODS}
     else:
-        tunings = tuple(proxy_tuning(m, b) for m, b in (("Lamb", BATCH_LARGE), ("ALTO", BATCH_LARGE),
-                                                         ("Lamb", BATCH_SMALL)))
-        lr = {"Lamb": tunings[0].best["lr"], "ALTO": tunings[1].best["lr"]}
-        lr_small = tunings[2].best["lr"]
+        tunings = tuple(proxy_tuning(m) for m in PROXY_METHODS)
+        lr = {m: t.best["lr"] for m, t in zip(PROXY_METHODS, tunings)}
+    lr_small = small_batch_lr(lr["Lamb"])
     alto_alpha = 0.0 if control else None
     acc = {"Lamb": np.array([train_proxy("Lamb", BATCH_LARGE, s, lr["Lamb"])["test_acc"] for s in seeds]),
            "ALTO": np.array([train_proxy("ALTO", BATCH_LARGE, s, lr["ALTO"], alpha=alto_alpha)["test_acc"]
@@ -539,16 +543,17 @@ def large_batch_experiment(fast: bool = False, control: bool = False) -> dict:
        expect=f"teacher-MLP proxy, {EPOCHS} epochs of 16384 samples at batch {BATCH_LARGE} ({EPOCHS * 4} steps, "
               f"3x ALTO's 100-step memory): median over 5 seeds of the paired gain test acc(ALTO) - acc(Lamb) "
               f">= 0.5 x the large-batch gap (median test acc of Lamb at batch {BATCH_SMALL}, seeds 0-2, minus "
-              f"Lamb's at batch {BATCH_LARGE}); every method's lr tuned over 3 values by validation accuracy on held-out "
-              f"seeds 100-101 ({{0.01, 0.03, 0.1}} at batch {BATCH_LARGE}, {{0.001, 0.003, 0.01}} at {BATCH_SMALL}: "
-              f"Lamb's sqrt(batch) rule); ALTO at the paper's large-batch (alpha, beta1) = (-5, 0.99). "
+              f"Lamb's at batch {BATCH_LARGE}); both methods' lr tuned over {{0.01, 0.03, 0.1}} by validation accuracy on "
+              f"held-out seeds 100-101, Lamb at batch {BATCH_SMALL} at its tuned lr x sqrt({BATCH_SMALL}/{BATCH_LARGE}) "
+              f"(Lamb's square-root rule; untuned, so the gap is if anything underestimated); ALTO at the paper's large-batch (alpha, beta1) = (-5, 0.99). "
               f"Half the measured gap stands in for the paper's +2.5 points (a number of points does not "
               f"transfer between tasks). "
               f"Precondition: the gap is at least 1 point",
        control="ALTO with alpha = 0 (the adaptor removed: Lamb at ALTO's tuned step)",
        reproduces=False,
-       diagnosis="(1) the proxy shows the phenomenon: at equal epochs Lamb at batch 4096 ends about 2.4 points "
-                 "below Lamb at batch 512 (precondition measured in every run, threshold 1 point); (2) ALTO runs "
+       diagnosis="(1) the proxy shows the phenomenon: at equal epochs Lamb at batch 4096 ends about 1.7 points "
+                 "below Lamb at batch 512 at the square-root-rule step (2.4 in a first full run that also tuned "
+                 "the small batch; precondition measured in every run, threshold 1 point); (2) ALTO runs "
                  "at the paper's large-batch setting (alpha, beta1) = (-5, 0.99), betas (0.9, 0.99), decay 1e-4, "
                  "its learning rate tuned on the same grid and held-out seeds as Lamb's, and the run (300 steps) "
                  "is three times the adaptor's 100-step memory; (3) with alpha = 0 ALTO equals Lamb bit for bit "
