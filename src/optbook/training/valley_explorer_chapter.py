@@ -491,14 +491,15 @@ def proxy_figure(details: dict) -> go.Figure:
 
 def watch_numbers(runs: dict[str, Result]) -> dict[str, float]:
     """The numbers the "Watch it run" prose quotes: where Adam, E-Adam and the exploiting E-Adam
-    end, when E-Adam leaves the first ripple, and how many ripple minima it passes."""
+    end, when E-Adam leaves the first ripple, and how many ripples further than Adam it settles
+    (local minima beyond Adam's, up to and including E-Adam's own)."""
     adam, e = runs["Adam"], runs["E-Adam"]
     xa = float(adam.iterates.max())
     escape = int(np.argmax(e.iterates[:, 0] > xa))
     minima = ripple_minima(1.0, 12.0)
     return {"x_adam": float(adam.x[0]), "f_adam": float(adam.fun), "x_e": float(e.x[0]), "f_e": float(e.fun),
             "x_exploit": float(runs["E-Adam exploit"].x[0]), "escape_step": float(escape),
-            "ripples_passed": float(np.sum((minima > adam.x[0] + 0.1) & (minima < e.x[0] - 0.1)))}
+            "ripples_passed": float(np.sum((minima > adam.x[0] + 0.1) & (minima < e.x[0] + 0.1)))}
 
 
 def explorer_numbers() -> dict[str, float]:
