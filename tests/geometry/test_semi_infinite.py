@@ -47,6 +47,15 @@ def test_lambda_cap_and_scaling():
 
 # --------------------------------------------------------------------------- projections
 
+def test_small_simplex_projection_matches_the_core_one():
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        v = rng.standard_normal(int(rng.integers(1, 6))) * 10 ** rng.uniform(-3, 16)
+        assert np.allclose(si._simplex_1d(v), si.project_simplex(v), atol=1e-12)
+    p = si._simplex_1d(np.array([1e16, 1e16 + 2.0, 0.0]))   # shifted first: no loss of precision
+    assert np.allclose(p, [0.0, 1.0, 0.0])
+
+
 def test_simplex_projection_matches_qp():
     rng = np.random.default_rng(1)
     for _ in range(30):
@@ -203,9 +212,38 @@ def test_determinism_and_counts():
     assert np.array_equal(r1.x, r2.x)
     assert r1.grad_evals == 50 * (5 + 5 + 2)
     assert r1.trace["grad_evals"][-1] == r1.grad_evals
+    # logging every 7 iterations changes nothing but the trace's rows (0, 7, ..., 49, 50)
+    r3 = si.idb_pd(P, np.zeros(P.dim_x), maxiter=50, record_every=7)
+    assert np.array_equal(r3.x, r1.x)
+    assert list(r3.trace.iteration) == [0, 7, 14, 21, 28, 35, 42, 49, 50]
+    assert np.array_equal(r3.trace["infeasibility"][-1:], r1.trace["infeasibility"][-1:])
+    p = si.penalty_gda(P, np.zeros(P.dim_x), mu=30.0, eta=1e-3, inner_y=1, inner_w=1, maxiter=20)
+    assert p.success
+    assert p.grad_evals == 20 * (1 + 1 + 2)
     e1 = si.exchange_method(P, np.zeros(P.dim_x), rng=3)
     e2 = si.exchange_method(P, np.zeros(P.dim_x), rng=3)
     assert np.array_equal(e1.x, e2.x) and e1.grad_evals == e2.grad_evals > 0
+
+
+def test_stopping_rule_uses_only_the_methods_own_estimates():
+    # on the ball the inner max is exact, so at the stop the true measures are small too
+    xt = np.array([3.0, 4.0])
+    P = si.ball_toy(xt)
+    full = si.idb_pd(P, xt.copy(), eta=0.05, alpha=5.0, maxiter=1500, record_every=1)
+    stop = si.idb_pd(P, xt.copy(), eta=0.05, alpha=5.0, maxiter=1500, record_every=1, tol=1e-8)
+    assert stop.message.startswith("converged") and 0 < stop.nit < 1500
+    k = stop.nit
+    assert np.allclose(stop.x, xt / 5, atol=1e-7) and stop.trace.iteration[-1] == k
+    # the rule only decides when to quit: the trajectory is the same as without it
+    assert np.array_equal(full.trace["G"][: k + 1], stop.trace["G"])
+    prev = si.idb_pd(P, xt.copy(), eta=0.05, alpha=5.0, maxiter=k, record_every=k, tol=0.0)
+    assert np.array_equal(prev.x, stop.x)
+    assert stop.grad_evals == (k + 1) * (5 + 2)        # the evaluations of the deciding iteration count
+    assert si.idb_pd(P, xt.copy(), eta=0.05, alpha=5.0, maxiter=k - 1, tol=1e-8).message == "iteration budget used"
+    with pytest.raises(ValueError, match="tol"):
+        si.idb_pd(P, xt.copy(), tol=-1.0)
+    ex = si.exchange_method(P, np.zeros(2), max_rounds=1)
+    assert ex.message == "max_rounds = 1 reached"
 
 
 def test_methods_reach_the_reference_on_the_multitask_problem():
@@ -221,6 +259,42 @@ def test_methods_reach_the_reference_on_the_multitask_problem():
     assert free.fun < ref.fun and free.trace["infeasibility"][-1] > 0.1
 
 
+def test_penalty_violation_is_lambda_over_mu_on_the_ball():
+    # min ||x - x_t||^2 + (mu/2)[||x|| - 1]_+^2: the fixed point has ||x|| - 1 = lam*/(mu + 2) exactly
+    xt = np.array([3.0, 4.0])
+    P = si.ball_toy(xt)
+    for mu in (10.0, 100.0):
+        res = si.penalty_gda(P, xt.copy(), mu=mu, eta=0.5 / (2 + mu), maxiter=2000, record_every=2000)
+        viol = res.trace["infeasibility"][-1]
+        assert np.isclose(viol, 8.0 / (mu + 2.0), rtol=1e-6)
+        assert np.isclose(res.lam, mu * viol, rtol=1e-6)
+
+
+def test_welsch_instance_is_nonconvex_with_correct_gradients():
+    P = si.robust_multitask_problem(n_samples=40, loss="welsch", loss_scale=2.0)
+    rng = np.random.default_rng(6)
+    x, y = rng.standard_normal(P.dim_x), si.project_simplex(rng.random(P.dim_y))
+    assert np.allclose(P.grad_x_phi(x, y), fd_gradient(lambda z: P.phi(z, y), x), atol=1e-5)
+    assert np.allclose(P.grad_y_phi(x, y), fd_gradient(lambda z: P.phi(x, z), y), atol=1e-5)
+    assert P.data["hess_min_eig"](np.zeros(P.dim_x)) < 0       # indefinite at the start
+    sq = si.robust_multitask_problem(n_samples=40)
+    assert sq.data["hess_min_eig"](np.zeros(sq.dim_x)) > 0      # the squared loss is convex
+    # the Hessian's smallest eigenvalue agrees with finite differences of the gradient
+    yb = P.best_y(x)
+    H = np.array([fd_gradient(lambda z: P.grad_x_phi(z, yb)[i], x) for i in range(P.dim_x)])
+    assert np.isclose(np.linalg.eigvalsh(0.5 * (H + H.T))[0], P.data["hess_min_eig"](x), atol=1e-4)
+
+
+def test_measures_are_the_papers_three():
+    xt = np.array([3.0, 4.0])
+    P = si.ball_toy(xt)
+    x = np.array([1.2, 0.0])
+    m = P.measures(x, 0.5)
+    assert np.isclose(m["infeasibility"], 0.2) and np.isclose(m["complementarity"], 0.1)
+    assert np.isclose(m["stationarity"], np.linalg.norm(2 * (x - xt) + 0.5 * np.array([1.0, 0.0])))
+    assert m["kkt"] == max(m["stationarity"], m["infeasibility"], m["complementarity"])
+
+
 def test_restarts_rescue_a_pool_stuck_on_a_stale_local_maximum():
     # n = 60, seed 2: the warm-started w's sit on the end of the ball that stopped being the worst
     P = si.robust_multitask_problem(n_samples=60, rng=2)
@@ -228,12 +302,6 @@ def test_restarts_rescue_a_pool_stuck_on_a_stale_local_maximum():
     fresh = si.idb_pd(P, np.zeros(P.dim_x), w0=np.zeros((2, P.dim_x)), restarts=1, rng=0, maxiter=1500)
     assert plain.trace["infeasibility"][-1] > 0.1
     assert fresh.trace["infeasibility"][-1] <= 1e-8
-
-
-def test_pool_catches_the_worst_case_a_single_start_misses():
-    single, pool = si.toy_run(False), si.toy_run(True)
-    assert single.trace["infeasibility"][-1] > 0.5
-    assert pool.trace["infeasibility"][-1] <= 1e-8
 
 
 # --------------------------------------------------------------------------- bad input
@@ -283,16 +351,51 @@ def test_bad_input_raises_value_error(multitask):
         si.robust_multitask_problem(tau_frac=1.5)
     with pytest.raises(ValueError, match="starts"):
         si.reference_solution(P, np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="starts"):
+        si.reference_solution(P, np.zeros((0, P.dim_x)))
+    with pytest.raises(ValueError, match="record_every"):
+        si.idb_pd(P, x0, record_every=0)
+    with pytest.raises(ValueError, match="record_every"):
+        si.penalty_gda(P, x0, record_every=0)
+    with pytest.raises(ValueError, match="restarts"):
+        si.penalty_gda(P, x0, restarts=2)
+    with pytest.raises(ValueError, match="sigma"):
+        si.penalty_gda(P, x0, sigma=np.nan)
+    with pytest.raises(ValueError, match="tol"):
+        si.exchange_method(P, x0, tol=-1.0)
+    with pytest.raises(ValueError, match="ascent_steps"):
+        si.exchange_method(P, x0, ascent_steps=0)
+    with pytest.raises(ValueError, match="n_starts"):
+        si.exchange_method(P, x0, n_starts=-1)
+    with pytest.raises(ValueError, match="loss"):
+        si.robust_multitask_problem(loss="huber")
+    with pytest.raises(ValueError, match="loss_scale"):
+        si.robust_multitask_problem(loss="welsch", loss_scale=0.0)
+    with pytest.raises(ValueError, match="n_samples"):
+        si.robust_multitask_problem(n_samples=1)
+    with pytest.raises(ValueError, match="radius"):
+        si.robust_multitask_problem(radius=np.inf)
+    with pytest.raises(ValueError, match="mu"):
+        si.toy_problem(mu=0.0)
+    with pytest.raises(ValueError, match="x_target"):
+        si.ball_toy(np.array([np.nan, 1.0]))
+    with pytest.raises(ValueError, match="X"):
+        si.toy_values_on_grid(np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="w_grid"):
+        si.toy_values_on_grid(np.zeros((3, 2)), np.array([np.nan]))
+    with pytest.raises(ValueError, match="x"):
+        P.G(np.zeros(3))
+    with pytest.raises(ValueError, match="x"):
+        P.Phi(np.full(P.dim_x, np.inf))
+    with pytest.raises(ValueError, match="lam"):
+        P.stationarity(x0, -1.0)
+    with pytest.raises(ValueError, match="delta"):
+        si.barrier_direction(np.ones(2), np.ones(2), 0.0, delta=-1.0)
+    with pytest.raises(ValueError, match="g "):
+        si.barrier_direction(np.array([np.nan, 1.0]), np.ones(2), 0.0)
+    with pytest.raises(ValueError, match="dim_x"):
+        si.SemiInfiniteMinMax(0, 0, 1, *([P.phi] * 10), y0=np.zeros(0), w0=np.zeros(1))
+    with pytest.raises(ValueError, match="psi"):
+        si.SemiInfiniteMinMax(2, 0, 1, *([P.phi] * 3), None, *([P.phi] * 6), y0=np.zeros(0), w0=np.zeros(1))
 
 
-# --------------------------------------------------------------------------- figures
-
-def test_figures_build_and_explorers_answer():
-    fig = si.qp_geometry_slider_figure()
-    assert len(fig.frames) == len(si.QP_POINTS)
-    fig = si.semi_infinite_slider_figure()
-    assert len(fig.frames) == len(si.SNAPSHOTS)
-    # the QP picture shows d = -g - lambda a
-    q = si.qp_geometry(0, 2.0)
-    assert np.allclose(q["d"], -q["g"] - q["lam"] * q["a"])
-    assert si.EXPLORER_QP.latency_ms()["median_ms"] < 150

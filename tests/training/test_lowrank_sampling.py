@@ -36,7 +36,7 @@ def test_dominant_rule_is_the_top_singular_vectors_and_captures_their_energy():
 
 def test_importance_sampling_properties():
     sigma = np.array([5.0, 3.0, 2.0, 1.0, 0.5, 0.0, 0.0])
-    rng = np.random.default_rng(3)
+    rng = torch.Generator().manual_seed(3)
     draws = np.array([ch.importance_indices(sigma, 3, rng) for _ in range(10_000)])
     assert all(len(set(row)) == 3 for row in draws[:500])                 # no duplicates
     assert not np.isin(draws, [5, 6]).any()                                # zero weight never drawn
@@ -47,6 +47,26 @@ def test_importance_sampling_properties():
     top = [0 in ch.importance_indices(big, 2, rng) for _ in range(1000)]
     assert np.mean(top) > 0.999                                            # dominant sigma_1 always in
     assert np.array_equal(ch.importance_indices(sigma, 3, 7), ch.importance_indices(sigma, 3, 7))
+    # the draws follow successive sampling: frequencies match the exact inclusion probabilities
+    pi = ch.inclusion_probabilities(sigma, 3)
+    assert pi.sum() == pytest.approx(3.0) and np.all(pi[5:] == 0)
+    assert np.allclose(np.bincount(draws.ravel(), minlength=7) / len(draws), pi, atol=0.015)
+
+
+def test_inclusion_probabilities_by_hand():
+    # r = 1: proportional to sigma; r = 2 of (2, 1, 1): pi_0 = 1/2 + 2 * (1/4 * 2/3) = 5/6
+    assert np.allclose(ch.inclusion_probabilities([2.0, 1.0, 1.0], 1), [0.5, 0.25, 0.25])
+    assert np.allclose(ch.inclusion_probabilities([2.0, 1.0, 1.0], 2), [5 / 6, 7 / 12, 7 / 12])
+    with pytest.raises(ValueError, match="rank"):
+        ch.inclusion_probabilities([1.0, 0.0, 0.0], 2)
+
+
+def test_selection_never_touches_the_global_generators():
+    before, np_before = torch.get_rng_state(), np.random.get_state()[1].copy()
+    G = np.random.default_rng(0).standard_normal((8, 10))
+    for rule in ch.RULES:
+        ch.select_subspace(G, 3, rule, rng=None)
+    assert torch.equal(torch.get_rng_state(), before) and np.array_equal(np.random.get_state()[1], np_before)
 
 
 def test_rank_deficient_gradient_is_padded_with_zero_directions():
@@ -138,9 +158,25 @@ def test_reset_policy_restarts_the_moments():
     assert np.allclose(reset.trace.objective[1], one.fun)
 
 
-def test_determinism_under_a_seed():
-    a = ch.proxy_run("importance", 3, maxiter=200)
-    b = ch.proxy_run("importance", 3, maxiter=200)
+def test_batch_runs_equal_single_runs():
+    prob = ch.FrozenSubspaceProblem(m=6, n=9, noise=2.0, noise_rank=2, seed=1)
+    xi = prob.noise_draws(60, 5)
+    jac = prob.stochastic_jac(5)
+    assert np.allclose(jac(np.zeros((6, 9))), prob.grad(np.zeros((6, 9))) + 2.0 * (prob.U0 * (xi[0] * prob.c)) @ prob.V0.T)
+
+    def grad(W, t):
+        return W - prob.W_star + 2.0 * np.matmul(prob.U0 * (xi[t] * prob.c), prob.V0.T)
+
+    for rule in (*ch.RULES, "full"):
+        run = ch.lowrank_adam_batch(np.zeros((2, 6, 9)), grad, lambda W: 0.5 * np.sum((W - prob.W_star) ** 2, axis=(1, 2)),
+                                    rank=2, rule=rule, tau=7, lr=[0.05, 0.02], scale=1.0, maxiter=60, rngs=[3, 4])
+        for b, (lr, seed) in enumerate(((0.05, 3), (0.02, 4))):
+            one = ch.lowrank_adam(prob.fun, np.zeros((6, 9)), prob.stochastic_jac(5), rank=2, rule=rule, tau=7, lr=lr,
+                                  scale=1.0, maxiter=60, rng=seed)
+            assert np.allclose(run.x[b], one.x, atol=1e-10)
+            assert np.allclose(run.losses[:, b], one.trace.objective, rtol=1e-9)
+    a = ch.lowrank_adam(prob.fun, np.zeros((6, 9)), prob.stochastic_jac(5), rank=2, tau=7, maxiter=40, rng=9)
+    b = ch.lowrank_adam(prob.fun, np.zeros((6, 9)), prob.stochastic_jac(5), rank=2, tau=7, maxiter=40, rng=9)
     assert np.array_equal(a.x, b.x)
 
 
@@ -186,27 +222,23 @@ def test_torch_optimizer_uses_plain_adam_for_vectors_and_small_matrices():
     assert not opt.is_low_rank(torch.zeros(4, 10), opt.param_groups[0])
 
 
-def test_mlp_proxy_trains():
-    tr = ch.mlp_proxy("importance", steps=60)
-    assert tr.objective[-1] < tr.objective[0]
-
-
-# --------------------------------------------------------------------------- experiments
-
-
-def test_frozen_subspace_mechanism_on_a_short_run():
-    dom = ch.proxy_run("dominant", 0, maxiter=1500)
-    imp = ch.proxy_run("importance", 0, maxiter=1500)
-    assert ch._mean_overlap(dom, 20) > ch._mean_overlap(imp, 20) + 0.2
-    assert imp.fun < dom.fun
-    quiet = ch.proxy_run("dominant", 0, noise=0.0, maxiter=1500)
-    assert quiet.fun < 0.1 * dom.fun                                       # no noise: nothing freezes
-
-
-def test_figures_build():
-    assert len(ch.spectrum_slider_figure().frames) == ch.SPECTRUM_FRAMES
-    assert len(ch.memory_figure(256, 1024, 32).data) == 2
-    assert ch.memory_rows()[0]["full Adam (M floats)"] == pytest.approx(2 * 4096 * 4096 / 1e6)
+def test_groups_are_validated_with_their_overrides_and_resume_restores_the_generator():
+    W, V = (torch.zeros(6, 8, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    for bad, match in (({"rank": 0}, "rank"), ({"rule": "top"}, "rule"), ({"betas": (0.9, 1.0)}, "betas"),
+                       ({"update_gap": 0}, "update_gap"), ({"state_policy": "x"}, "state_policy")):
+        with pytest.raises(ValueError, match=match):
+            ch.LowRankAdam([{"params": [W]}, {"params": [V], **bad}])
+    opt = ch.LowRankAdam([W], rank=2, update_gap=1, seed=4)
+    W.grad = torch.randn(6, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    opt.step()
+    saved = opt.state_dict()
+    assert "generator_state" in saved
+    opt.step()
+    P_next = opt.state[W]["P"].clone()
+    opt2 = ch.LowRankAdam([W], rank=2, update_gap=1, seed=99)
+    opt2.load_state_dict(saved)
+    opt2.step()
+    assert torch.equal(opt2.state[W]["P"], P_next)
 
 
 # --------------------------------------------------------------------------- bad input

@@ -1,9 +1,11 @@
-"""Tests of chapter 16 (PaZO): estimators, exact expectations, reductions, torch optimizers."""
+"""Tests of chapter 16 (PaZO): estimators, exact expectations, reductions, the lock-step simulator,
+torch optimizers (the torch.optim conformance checks are in test_optimizer_conformance.py)."""
 import numpy as np
 import pytest
 import torch
 
 from optbook.training import pazo as pz
+from optbook.training import pazo_chapter as ch
 
 LAM = np.array([1.0, 3.0, 10.0, 30.0])
 H4 = np.diag(LAM)
@@ -108,7 +110,7 @@ def test_alpha_half_rate_and_bound():
 
 def test_expected_iterations_u_shape_and_best_step():
     lam, x0 = pz.ill_conditioned_quadratic(20, 3.0)
-    its = [pz.expected_iterations(np.diag(lam), x0, a) for a in pz.ALPHAS]
+    its = [pz.expected_iterations(np.diag(lam), x0, a) for a in ch.ALPHAS]
     assert int(np.argmin(its)) == 2
     assert np.all(np.diff(its[:3]) < 0) and np.all(np.diff(its[2:]) > 0)
     eta, it = pz.best_fixed_step(np.diag(lam), x0, 0.0)
@@ -124,7 +126,7 @@ def test_alpha_zero_is_zo_sgd_and_pazo_with_frozen_unit_D_is_zo_sgd():
     eta = pz.pspsa_step_size(H4, 0.0)
     a = pz.zo_sgd(F4, x0, eta=eta, maxiter=50, rng=3)
     b = pz.pspsa(F4, x0, H4, alpha=0.0, eta=eta, maxiter=50, rng=3)
-    c = pz.pazo(F4, x0, eta=eta, beta=0.0, D0=1.0, maxiter=50, rng=3)
+    c = pz.pazo(F4, x0, eta=eta, beta=0.0, D0=1.0, momentum=0.0, maxiter=50, rng=3)
     np.testing.assert_allclose(a.x, b.x, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(a.x, c.x, rtol=1e-12, atol=1e-15)
     assert a.nfev == 100 and c.nfev == 151
@@ -149,9 +151,48 @@ def test_oracle_order_half_beats_zo_sgd_and_pazo_learns_curvature_ranks():
     tgt = 1e-6 * f(x0)
     orac = pz.pspsa(f, x0, np.diag(lam), f_target=tgt, maxiter=5000, rng=0)
     assert orac.success and orac.nit < 1000
-    p = pz.pazo(f, x0, eta=1 / 22, D0=float(lam.max()), maxiter=3000, rng=0)
+    p = pz.hizoo(f, x0, eta=1 / 22, D0=float(lam.max()), maxiter=3000, rng=0)
     assert np.corrcoef(np.log(p.D), np.log(lam))[0, 1] > 0.7
     assert p.fun < 1e-2 * f(x0)
+
+
+def test_hizoo_is_pazo_without_momentum_and_momentum_changes_the_run():
+    a = pz.hizoo(F4, np.ones(4), eta=0.1, D0=30.0, maxiter=60, rng=2)
+    b = pz.pazo(F4, np.ones(4), eta=0.1, D0=30.0, momentum=0.0, maxiter=60, rng=2)
+    c = pz.pazo(F4, np.ones(4), eta=0.01, D0=30.0, momentum=0.9, maxiter=60, rng=2)
+    np.testing.assert_array_equal(a.x, b.x)
+    np.testing.assert_array_equal(a.D, b.D)
+    assert a.trace.method == "HiZOO" and not np.allclose(a.x, c.x)
+
+
+@pytest.mark.parametrize("method, setting, run", [
+    ("pazo", {"eta": 0.2, "momentum": 0.5},
+     lambda f, x0, lam, n: pz.pazo(f, x0, eta=0.2, momentum=0.5, D0=float(lam.max()), maxiter=n, rng=3)),
+    ("pazo", {"step": 0.4, "momentum": 0.5},  # effective step 0.4 = eta / (1 - momentum)
+     lambda f, x0, lam, n: pz.pazo(f, x0, eta=0.2, momentum=0.5, D0=float(lam.max()), maxiter=n, rng=3)),
+    ("zo_sgd", {"eta": 2e-4, "momentum": 0.0}, lambda f, x0, lam, n: pz.zo_sgd(f, x0, eta=2e-4, maxiter=n, rng=3)),
+    ("zo_adam", {"eta": 1e-2, "beta1": 0.5},
+     lambda f, x0, lam, n: pz.zo_adam(f, x0, eta=1e-2, betas=(0.5, 0.999), maxiter=n, rng=3)),
+])
+def test_lockstep_simulator_matches_the_one_run_functions(method, setting, run):
+    lam, x0 = ch.card_problem()
+    f = pz.quadratic_fun(lam)
+    res = run(f, x0, lam, 530)  # more than one block of draws
+    sim = ch.simulate(method, [setting, setting], [3, 3], budget=res.nfev)
+    np.testing.assert_allclose(sim["final"], res.fun, rtol=1e-4)  # rounding grows over the run
+
+
+def test_lockstep_pspsa_counts_evaluations_to_target_and_flags_divergence():
+    lam, x0 = ch.card_problem()
+    f, H = pz.quadratic_fun(lam), np.diag(lam)
+    tgt = 1e-6 * f(x0)
+    res = pz.pspsa(f, x0, H, alpha=0.5, f_target=tgt, maxiter=5000, rng=4)
+    st = {"eta": pz.pspsa_step_size(H, 0.5), "scale": lam ** -0.5}
+    sim = ch.simulate("pspsa", [st, {"eta": 1.0}], [4], budget=10000, target=tgt)
+    assert sim["hit"][0, 0] == res.nfev
+    assert sim["diverged"][1, 0] and np.isinf(sim["hit"][1, 0]) and np.isinf(sim["final"][1, 0])
+    with pytest.raises(ValueError, match="method"):
+        ch.simulate("newton", [st], [0], budget=10)
 
 
 def test_divergence_is_reported_not_nan():
@@ -277,6 +318,54 @@ def test_torch_pazo_trains_and_D_stays_positive():
     assert float(closure().detach()) < first
     assert all(torch.all(opt.curvature(p) > 0) for p in model.parameters())
     assert opt.forward_passes == 900
+
+
+def test_torch_reductions_hizoo_and_mezo():
+    """PaZO with momentum 0 is HiZOO; with beta = 0 and D0 = 1 its parameters follow MeZO's."""
+    runs = {}
+    for name, make in {"pazo0": lambda ps: pz.PaZO(ps, lr=0.02, momentum=0.0, seed=7),
+                       "hizoo": lambda ps: pz.HiZOO(ps, lr=0.02, seed=7),
+                       "frozen": lambda ps: pz.PaZO(ps, lr=0.02, momentum=0.0, beta=0.0, D0=1.0, seed=7),
+                       "mezo": lambda ps: pz.MeZO(ps, lr=0.02, seed=7)}.items():
+        model, closure = _tiny_model()
+        opt = make(model.parameters())
+        for _ in range(20):
+            opt.step(closure)
+        runs[name] = _flat(model)
+    assert torch.equal(runs["pazo0"], runs["hizoo"])
+    torch.testing.assert_close(runs["frozen"], runs["mezo"], rtol=1e-12, atol=1e-14)
+    assert not torch.equal(runs["hizoo"], runs["mezo"])
+
+
+def test_torch_zo_adam_first_step_is_signlike_adam_on_the_estimate():
+    model, closure = _tiny_model()
+    before = [p.detach().clone() for p in model.parameters()]
+    opt = pz.ZOAdam(model.parameters(), lr=0.01, eps=1e-3, seed=3)
+    seed = int(torch.randint(0, 2 ** 62, (1,), generator=torch.Generator().manual_seed(3)))
+    fp, fm = opt.probe(closure, seed)
+    us = opt.directions(seed)[0]
+    opt.step(closure)
+    for b, p, u in zip(before, model.parameters(), us):
+        g = (fp - fm) / 2e-3 * u
+        torch.testing.assert_close(p.detach(), b - 0.01 * g / (g.abs() + 1e-8), rtol=1e-9, atol=1e-12)
+    assert opt.forward_passes == 4 and opt.steps == 1
+
+
+def test_torch_state_dict_carries_generator_and_counters():
+    model, closure = _tiny_model()
+    opt = pz.PaZO(model.parameters(), lr=0.01, seed=1)
+    opt.step(closure)
+    sd = opt.state_dict()
+    assert sd["zeroth_order"]["forward_passes"] == 3 and sd["zeroth_order"]["steps"] == 1
+    other = pz.PaZO(model.parameters(), lr=0.01, seed=2)
+    other.load_state_dict(sd)
+    assert other.forward_passes == 3 and torch.equal(other._gen.get_state(), opt._gen.get_state())
+    with pytest.raises(ValueError, match="zeroth_order"):
+        other.load_state_dict({k: v for k, v in sd.items() if k != "zeroth_order"})
+    with pytest.raises(ValueError, match="momentum must be 0"):
+        pz.HiZOO([{"params": list(model.parameters()), "momentum": 0.9}])
+    with pytest.raises(ValueError, match="betas"):
+        pz.ZOAdam(model.parameters(), betas=(0.9,))
 
 
 def test_torch_optimizers_reject_bad_input_and_nonfinite_loss():

@@ -19,8 +19,11 @@ from ..core import (
     Rosenbrock,
     Trace,
     Tuning,
+    as_rng,
     check_choice,
     check_in_range,
+    check_int,
+    check_positive,
     check_vector,
     conditioning_map,
     grid_search,
@@ -100,7 +103,9 @@ def superlinear_run(d: int = 10, n: int = 400, seed: int = 1, scale: float = 3.0
                     c: float = 1.0, c1: float = 0.1, c2: float = 0.9, update: bool = True) -> Result:
     """BFGS from a far start x0 ~ scale N(0, I) with B0 = c I on a d-dimensional logistic problem,
     logging the Newton decrement: the data of the phase plot (``update=False``: the control)."""
-    rng = np.random.default_rng(seed)
+    d, n = check_int(d, "d", minimum=1), check_int(n, "n", minimum=2)
+    scale, c = check_positive(scale, "scale", allow_zero=True), check_positive(c, "c")
+    rng = as_rng(seed, "seed")
     f = make_logistic(n, d, rng=rng)
     x0 = scale * rng.standard_normal(d)
     return bfgs(f.fun, x0, f.jac, hess=f.hess, B0=c * np.eye(d), c1=c1, c2=c2, update=update,
@@ -131,7 +136,9 @@ CONDITIONING_METHODS = ("BFGS on f (B0 = I)", "BFGS on g (B0 = A^T A)", "BFGS on
 
 def conditioning_traces(log10_kappa: float, horizon: int = 120) -> list:
     """Gap curves of BFGS on f, BFGS on g with transformed and identity B0, and GD on g."""
-    ex = conditioning_experiment(float(log10_kappa), gd_maxiter=horizon)  # only what is drawn
+    log10_kappa, horizon = check_in_range(log10_kappa, "log10_kappa", 0, 12, closed=(True, True)), \
+        check_int(horizon, "horizon", minimum=1)
+    ex = conditioning_experiment(log10_kappa, gd_maxiter=horizon)  # only what is drawn
     traces = [_clip(ex["runs"][m].trace, horizon) for m in CONDITIONING_METHODS]
     lines = convergence_traces(traces, "gap")
     lines[1].update(line=dict(dash="dot", width=4), marker=dict(size=8, symbol="circle-open"))
@@ -202,7 +209,8 @@ def phase_slider_figure() -> go.Figure:
 
 def phase_figure(log10_c: float = 0.0, c1: float = 0.1, c2: float = 0.9) -> go.Figure:
     """Live twin, with the Wolfe constants as extra knobs."""
-    res = phase_run(float(log10_c), float(c1), float(c2))
+    res = phase_run(check_in_range(log10_c, "log10_c", -8, 8, closed=(True, True)),
+                    check_in_range(c1, "c1", 0, 1), check_in_range(c2, "c2", 0, 1))
     fig = go.Figure(phase_traces(res), layout=phase_layout_of(res))
     base_layout(fig, xaxis_title="iteration t",
                 title=f"B0 = 10^{log10_c:g} I, c1 = {c1:g}, c2 = {c2:g}: {res.nit} iterations")
@@ -248,7 +256,7 @@ def stretched_paths(stretch: float) -> dict:
 
 
 def landscape_traces_for(stretch: float) -> list:
-    data = stretched_paths(float(stretch))
+    data = stretched_paths(check_positive(stretch, "stretch"))
     xs, ys, Z = data["values"]
     contour = landscape_traces(xs, ys, Z, log_levels=True, colorbar_title="g")
     return contour + path_traces({f"{k} ({data['nit'][k]} it.)": v for k, v in data["paths"].items()})
@@ -324,6 +332,7 @@ def nfev_comparison(seeds=(0, 1, 2), rel_gap: float = 1e-8) -> list[dict]:
     was accepted) and of ``scipy.optimize.minimize(method='BFGS')`` (strong Wolfe) to reach the same
     gap f - f* <= rel_gap (f(x0) - f*) on five problems; scipy is stopped by a callback, so both
     stop on the same, invariant rule. Medians over ``seeds``."""
+    rel_gap = check_in_range(rel_gap, "rel_gap", 0, 1)
     rows: dict[str, dict[str, list]] = {}
     for seed in seeds:
         for name, (p, x0) in _problems_for_nfev(seed).items():
@@ -465,6 +474,7 @@ def cubic_sweep(seed: int, method: str, fast: bool = False) -> list[dict]:
 def cubic_figure(seed: int = 0) -> go.Figure:
     """Iterations against the initial gap f(x0) - f* on the cubic, for every mu and kappa(A): BFGS's
     points fall on one rising curve per instance; gradient descent's scatter with kappa."""
+    seed = check_int(seed, "seed")
     fig = go.Figure()
     for i, (method, label) in enumerate((("bfgs", "BFGS (B0 = Hessian at x0)"), ("gd", "GD + Armijo (tuned)"))):
         rows = cubic_sweep(seed, method)

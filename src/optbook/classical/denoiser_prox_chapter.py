@@ -565,7 +565,7 @@ def watch_figure(kappa: float = 500.0, k_max: int = 3000) -> go.Figure:
 
 def watch_crossovers(kappa: float = 500.0, k_max: int = 3000) -> dict:
     """The crossovers the watch figure shades (for the prose)."""
-    w = watch_runs(float(kappa), FIGURE_SEED, k_max)
+    w = watch_runs(check_positive(kappa, "kappa"), FIGURE_SEED, check_int(k_max, "k_max", minimum=1))
     e = {name: res.trace["error"] for name, res in w["runs"].items()}
     return {m: crossover(e["MMSE averaging"], e[m]) for m in ("accelerated GD", "naive GD")}
 

@@ -62,9 +62,12 @@ def success_interval(successes: int, trials: int, confidence: float = 0.95) -> t
 
 
 def _check_seeds(seeds) -> tuple[int, ...]:
-    if isinstance(seeds, (int, np.integer)):  # a count
+    if isinstance(seeds, (int, np.integer, float)):  # a count
         seeds = range(check_int(seeds, "seeds", minimum=1))
-    seeds = tuple(seeds)
+    try:
+        seeds = tuple(seeds)
+    except TypeError as err:
+        raise ValueError(f"seeds must be a count or a sequence of seeds, got {seeds!r}") from err
     if not seeds:
         raise ValueError("seeds must not be empty")
     return tuple(check_int(s, "seeds", minimum=0) for s in seeds)

@@ -481,8 +481,9 @@ class StarClassifier(ClassifierMixin, BaseEstimator):
         self.fan = fan
         self.lam = lam
         self.lams = lams
-        self.tol = tol
-        self.maxiter = maxiter
+        # Checked here as well as in fit: a broken knob should fail where it is typed.
+        self.tol = check_positive(tol, "tol")
+        self.maxiter = check_int(maxiter, "maxiter", minimum=1)
 
     def _fan(self) -> Fan:
         if self.fan is None:

@@ -32,7 +32,7 @@ from ..core import (
     check_vector,
     grid_search,
 )
-from ..viz import Phase, SliderStep, base_layout, color_for, slider_figure
+from ..viz import Phase, SliderStep, base_layout, color_for, frame_note, slider_figure
 from ..viz.style import PALETTE
 from ..widgets import Explorer, Slider
 from .starshaped import (
@@ -535,15 +535,6 @@ INSIDE, OUTSIDE, STAR_COLOR = color_for(0), color_for(1), color_for(2)
 RAY_COLOR = PALETTE[4]
 
 
-def frame_note(text: str) -> dict:
-    """A slider frame's numbers as a note in the plot's top-left corner. (The book shows a figure's
-    title as its caption, which a slider does not change: the numbers of the current position
-    belong in the plot.)"""
-    return {"annotations": [dict(text=text, xref="x domain", yref="y domain", x=0.01, y=0.99, xanchor="left",
-                                 yanchor="top", showarrow=False, align="left", font=dict(size=12),
-                                 bgcolor="rgba(255,255,255,0.85)")]}
-
-
 def star_polygon(fan: Fan, a, radius: float = 1.6) -> np.ndarray:
     """Closed polygon of the 2-D star(a) boundary (vertices v_i / a_i in angular order); a ray
     with a_i = 0 is cut at ``radius`` (the star is unbounded there)."""
@@ -606,7 +597,8 @@ def _editor_title(conf: dict) -> str:
 def star_editor_figure(a1=1.0, a2=1.0, a3=1.0, a4=1.0, a5=1.0, a6=1.0, a7=1.0, a8=1.0) -> go.Figure:
     """The star editor: star(a) over the data with live FP / FN / err (the explorer's figure)."""
     d = editor_data()
-    a = np.array([a1, a2, a3, a4, a5, a6, a7, a8], dtype=float)
+    a = np.array([check_positive(v, f"a{i}", allow_zero=True)
+                  for i, v in enumerate((a1, a2, a3, a4, a5, a6, a7, a8), start=1)])
     fig = go.Figure(star_traces(d["fan"], a, d["X"], d["y"]))
     base_layout(fig, title=_editor_title(confusion(d["A"], a, d["y"])), xaxis_title="x<sub>1</sub>",
                 yaxis_title="x<sub>2</sub>", height=560)

@@ -25,6 +25,7 @@ from ..core import (
     check_in_range,
     check_int,
     check_positive,
+    check_real,
     grid_search,
     loglog_slope,
 )
@@ -689,7 +690,7 @@ def cost_per_iteration(n_values: Sequence[int] = (25, 50, 100, 200), seed: int =
     n_values = [check_int(v, "n_values entry", minimum=2) for v in n_values]
     if len(n_values) < 2:
         raise ValueError("n_values needs at least two sizes to fit a slope")
-    repeats = check_int(repeats, "repeats", minimum=1)
+    repeats, seed = check_int(repeats, "repeats", minimum=1), check_int(seed, "seed")
     out = {"n": np.array(n_values, dtype=float), "Hom-PGD iteration": [], "LP from scratch (FW oracle)": [],
            "exact projection (QP)": []}
     for n in n_values:
@@ -813,8 +814,9 @@ WARP_CENTRES = (0.0, 0.15, 0.3, 0.45, 0.6, 0.75, 0.85)
 
 def warp_figure(sides: int = 5, cx: float = 0.3, cy: float = 0.0) -> go.Figure:
     """Live warp viewer: polar grid on the latent disk and its image in the polygon."""
-    fig = go.Figure(data=list(warp_traces(int(sides), float(cx), float(cy))), layout=_live_layout("warp"))
-    return fig.update_layout(title_text=f"psi maps the disk onto a {int(sides)}-gon centred at ({cx:g}, {cy:g})")
+    sides, cx, cy = check_int(sides, "sides", minimum=3), check_real(cx, "cx"), check_real(cy, "cy")
+    fig = go.Figure(data=list(warp_traces(sides, cx, cy)), layout=_live_layout("warp"))
+    return fig.update_layout(title_text=f"psi maps the disk onto a {sides}-gon centred at ({cx:g}, {cy:g})")
 
 
 def warp_slider_figure(sides: int = 5) -> go.Figure:
@@ -920,6 +922,7 @@ def twin_traces(eta: float, cx: float = 0.0, cy: float = 0.0) -> list:
 
 def twin_figure(eta: float = 0.1, cx: float = 0.0, cy: float = 0.0) -> go.Figure:
     """Live twin trajectories: x-space (left) and the latent disk with contours of h (right)."""
+    eta, cx, cy = check_positive(eta, "eta"), check_real(cx, "cx"), check_real(cy, "cy")
     fig = go.Figure(data=twin_traces(eta, cx, cy), layout=_live_layout("twin"))
     return fig.update_layout(title_text=f"eta = {eta:g}, centre ({cx:g}, {cy:g})")
 

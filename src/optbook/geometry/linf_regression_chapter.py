@@ -20,6 +20,7 @@ from ..viz import (
     base_layout,
     color_for,
     convergence_figure,
+    frame_note,
     phase_layout,
     slider_figure,
     tuning_figure,
@@ -47,12 +48,6 @@ CLAIM_SEEDS = (0, 1, 2, 3, 4)
 #: Reference lines (the stopping level, a marked eps): the palette's dark grey.
 REF_GREY = PALETTE[4]
 
-
-def frame_note(text: str) -> dict:
-    """A slider frame's numbers as a note in the plot's top-left corner (the book shows a figure's
-    title as its caption, which does not follow the slider)."""
-    return {"annotations": [dict(text=text, xref="x domain", yref="y domain", x=0.01, y=0.99, xanchor="left",
-                                 yanchor="top", showarrow=False, align="left", font=dict(size=12))]}
 
 # --------------------------------------------------------------------------- Lewis vs uniform floor
 

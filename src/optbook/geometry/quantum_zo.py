@@ -11,9 +11,17 @@ Everything quantum here is **classically simulated** or **emulated under a label
 * :func:`jordan_distribution` / :func:`jordan_gradient`: an exact state-vector simulation
   (``N**d`` amplitudes, so ``d <= 3``) of Jordan's gradient-estimation algorithm with a noisy
   evaluation oracle, and the coordinate-wise median trick;
-* :class:`EmulatedJordanOracle`: for large ``d``, the *output* of a successful median-of-``r``
-  Jordan estimate (every coordinate within one grid cell ``m/N``), charged
-  :func:`median_repetitions` queries per call. This is a cost model, not a simulation.
+* :class:`EmulatedJordanOracle`: for large ``d``, shots drawn from the *exact* outcome
+  distribution of Jordan's circuit for the local linearisation of ``f``, with Gaussian oracle
+  noise (:func:`shot_distribution`), and their coordinate-wise median, charged
+  :func:`median_repetitions` queries per call. This is a cost model, not a simulation of ``N**d``
+  amplitudes: it assumes ``f`` is linear on the grid box.
+
+Noise model (ours; the paper's exact error model was not available): the evaluation oracle
+returns ``f(x_k) + sigma xi_k`` with ``xi_k ~ N(0, 1)`` independent per grid point and per query.
+Phase noise is then ``s = 2 pi S sigma = 2 pi N sigma / (m ell)`` (:func:`phase_noise`), and the
+outcome distribution averaged over the noise is exactly ``exp(-s^2) P_clean + (1 - exp(-s^2))``
+times the uniform distribution.
 
 Query convention used everywhere: **one query = one call of the phase oracle**
 ``|k> -> exp(2 pi i S f~(x_k)) |k>`` (one repetition of Jordan's circuit), and **one classical
@@ -22,24 +30,20 @@ value oracle costs a constant factor more (compute and uncompute), which we do n
 
 The outer loops (:func:`mirror_descent`, :func:`dual_averaging`, :func:`mirror_prox`,
 :func:`zo_gradient_descent`, :func:`game_dynamics`) are exact classical methods driven by
-whatever gradient oracle they are given.
+whatever gradient oracle they are given. The book's experiments, figures and claims are in
+:mod:`optbook.geometry.quantum_zo_chapter`.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 
 import numpy as np
-import plotly.graph_objects as go
 from scipy.optimize import linprog
 from scipy.stats import binom
 
-from ..claims import Measured, claim
 from ..core import Result, Trace, as_rng, check_choice, check_in_range, check_int, check_matrix
-from ..core import check_positive, check_vector, project_ball
+from ..core import check_positive, check_real, check_vector
 from ..core.validate import RngLike
-from ..viz import Phase, SliderStep, base_layout, color_for, phase_layout, slider_figure
-from ..widgets import Explorer, Slider
 
 #: Probability that one shot of Jordan's algorithm lands on one of the two grid points nearest
 #: to the true scaled gradient of a *linear* function, per coordinate (worst case: 8/pi^2).
@@ -48,6 +52,12 @@ P_ONE_CELL = 8.0 / np.pi ** 2
 MAX_AMPLITUDES = 2 ** 18
 
 GradientOracle = Callable[[np.ndarray], np.ndarray]
+
+
+def _check_callable(f, name: str) -> Callable:
+    if not callable(f):
+        raise ValueError(f"{name} must be callable")
+    return f
 
 
 # --------------------------------------------------------------------------------------------
@@ -74,6 +84,8 @@ def jordan_grid(x0: np.ndarray, ell: float, n_bits: int) -> np.ndarray:
     x0 = check_vector(x0, "x0")
     ell = check_positive(ell, "ell")
     n_bits = check_int(n_bits, "n_bits", minimum=1)
+    if (2 ** n_bits) ** x0.size > MAX_AMPLITUDES:
+        raise ValueError(f"x0 and n_bits ask for (2**{n_bits})**{x0.size} grid points (limit {MAX_AMPLITUDES})")
     n = 2 ** n_bits
     offsets = ell * (np.arange(n) / n - 0.5)
     mesh = np.meshgrid(*([offsets] * x0.size), indexing="ij")
@@ -82,6 +94,7 @@ def jordan_grid(x0: np.ndarray, ell: float, n_bits: int) -> np.ndarray:
 
 def grid_values(f: Callable, x0: np.ndarray, ell: float, n_bits: int, *, vectorized: bool = False) -> np.ndarray:
     """``f`` on the Jordan grid, shape ``(N,)*d``; ``vectorized`` means ``f`` maps ``(n, d) -> (n,)``."""
+    f = _check_callable(f, "f")
     pts = jordan_grid(x0, ell, n_bits)
     flat = pts.reshape(-1, pts.shape[-1])
     vals = np.asarray(f(flat), dtype=float) if vectorized else np.array([float(f(p)) for p in flat])
@@ -105,7 +118,7 @@ def phase_probabilities(values: np.ndarray, m: float, ell: float, d: int | None 
     m = check_positive(m, "m")
     ell = check_positive(ell, "ell")
     d = values.ndim if d is None else check_int(d, "d", minimum=1)
-    if d > values.ndim or len(set(values.shape[values.ndim - d:])) != 1:
+    if values.size == 0 or d > values.ndim or len(set(values.shape[values.ndim - d:])) != 1:
         raise ValueError(f"values must end with {d} axes of equal length N, got shape {values.shape}")
     if not np.all(np.isfinite(values)):
         raise ValueError("values must be finite")
@@ -125,27 +138,46 @@ def _probabilities(values: np.ndarray, m: float, ell: float, d: int) -> np.ndarr
 
 def signed_index(j: np.ndarray | int, n: int) -> np.ndarray:
     """Map measured register values ``j in {0..N-1}`` to ``[-N/2, N/2)`` (``j >= N/2`` -> ``j - N``)."""
+    n = check_int(n, "n", minimum=1)
     j = np.asarray(j)
+    if j.size and (not np.issubdtype(j.dtype, np.integer) or j.min() < 0 or j.max() >= n):
+        raise ValueError(f"j must hold integers in 0..{n - 1}")
     return np.where(j >= n // 2, j - n, j)
+
+
+def phase_noise(sigma: float, m: float, ell: float, n_bits: int) -> float:
+    """Standard deviation ``s = 2 pi S sigma = 2 pi N sigma / (m ell)`` of the phase error that
+    oracle noise ``sigma`` causes in Jordan's circuit (``N = 2**n_bits``): finer resolution and
+    smaller boxes amplify the same oracle noise."""
+    sigma = check_positive(sigma, "sigma", allow_zero=True)
+    m = check_positive(m, "m")
+    ell = check_positive(ell, "ell")
+    n_bits = check_int(n_bits, "n_bits", minimum=1)
+    return 2 * np.pi * 2 ** n_bits * sigma / (m * ell)
 
 
 def jordan_distribution(
     f: Callable, x0: np.ndarray, *, m: float, ell: float, n_bits: int, noise: float = 0.0,
-    noise_draws: int = 1, rng: RngLike = None, vectorized: bool = False,
+    noise_draws: int | None = None, rng: RngLike = None, vectorized: bool = False,
 ) -> np.ndarray:
     """Outcome probabilities of one run of Jordan's algorithm, shape ``(N,)*d``, indexed by the raw
     register values ``j`` (use :func:`signed_index` and ``m j / N`` for the gradient estimate).
 
     With ``noise > 0`` the oracle returns ``f(x_k) + noise * xi_k``, ``xi_k ~ N(0, 1)`` independent
-    per grid point and per query; the probabilities are then averaged over ``noise_draws`` oracle
-    realisations (the distribution of a single measured outcome).
+    per grid point and per query, and the result is the distribution of a single measured outcome,
+    averaged over the noise: exactly ``exp(-s^2) P_clean + (1 - exp(-s^2)) / N^d`` with ``s`` the
+    :func:`phase_noise` (``noise_draws=None``), or the Monte Carlo average over ``noise_draws``
+    oracle realisations (the check of that formula).
     """
     x0, m, ell, n_bits, noise = _check_jordan_args(x0, m, ell, n_bits, noise)
-    noise_draws = check_int(noise_draws, "noise_draws", minimum=1)
     gen = as_rng(rng)
     vals = grid_values(f, x0, ell, n_bits, vectorized=vectorized)
     if noise == 0.0:
         return _probabilities(vals, m, ell, x0.size)
+    if noise_draws is None:
+        c2 = np.exp(-phase_noise(noise, m, ell, n_bits) ** 2)
+        return c2 * _probabilities(vals, m, ell, x0.size) + (1 - c2) / vals.size
+    noise_draws = check_int(noise_draws, "noise_draws", minimum=1)
     noisy = vals + noise * gen.standard_normal((noise_draws,) + vals.shape)
     return _probabilities(noisy, m, ell, x0.size).mean(axis=0)
 
@@ -215,8 +247,9 @@ def jordan_gradient(
 def sample_jordan(probs: np.ndarray, shots: int, m: float, rng: RngLike = None) -> np.ndarray:
     """``shots`` gradient estimates ``m j / N`` drawn from a distribution of :func:`jordan_distribution`."""
     probs = np.asarray(probs, dtype=float)
-    if probs.ndim < 1 or len(set(probs.shape)) != 1 or not np.all(np.isfinite(probs)) or probs.min() < 0:
-        raise ValueError("probs must be a non-negative finite array of shape (N,)*d")
+    if (probs.ndim < 1 or probs.size == 0 or len(set(probs.shape)) != 1 or not np.all(np.isfinite(probs))
+            or probs.min() < 0 or probs.sum() <= 0):
+        raise ValueError("probs must be a non-negative finite array of shape (N,)*d with a positive sum")
     shots = check_int(shots, "shots", minimum=1)
     m = check_positive(m, "m")
     gen = as_rng(rng)
@@ -226,11 +259,41 @@ def sample_jordan(probs: np.ndarray, shots: int, m: float, rng: RngLike = None) 
     return m * signed_index(idx, n) / n
 
 
+# --------------------------------------------------------------------------------------------
+# The cost model for large d: exact single-shot statistics of a locally linear f
+# --------------------------------------------------------------------------------------------
+
+def shot_distribution(u: np.ndarray, n_bits: int) -> np.ndarray:
+    """Noise-free outcome probabilities of Jordan's circuit for a *linear* ``f`` whose scaled
+    gradient is ``u = N grad f / m``, shape ``(d, N)``: the state is then a product over
+    coordinates, and register ``i`` reads ``j`` with the Fejer-kernel probability
+    ``sin^2(pi (u_i - j)) / (N^2 sin^2(pi (u_i - j) / N))``, computed as the squared FFT of the
+    plane wave ``exp(2 pi i k u_i / N) / sqrt(N)`` (the same convention as :func:`phase_probabilities`)."""
+    u = check_vector(u, "u")
+    n_bits = check_int(n_bits, "n_bits", minimum=1)
+    n = 2 ** n_bits
+    k = np.arange(n)
+    phi = np.fft.fft(np.exp(2j * np.pi * np.outer(u, k) / n), axis=1) / n
+    return phi.real ** 2 + phi.imag ** 2
+
+
+def one_cell_probability(n_bits: int, phase_noise: float = 0.0) -> float:
+    """Worst-case (over the fractional part of the scaled gradient) probability that one shot's
+    coordinate lands on one of the two grid values nearest to the truth, with Gaussian phase noise
+    of standard deviation ``phase_noise``: ``c 8/pi^2 + (1 - c) 2/N`` with ``c = exp(-s^2)`` (the
+    coherent fraction; the rest of the probability is uniform over the grid)."""
+    n_bits = check_int(n_bits, "n_bits", minimum=1)
+    s = check_positive(phase_noise, "phase_noise", allow_zero=True)
+    c = float(np.exp(-s * s))
+    return c * P_ONE_CELL + (1 - c) * min(1.0, 2.0 / 2 ** n_bits)
+
+
 def median_repetitions(d: int, delta: float, p: float = P_ONE_CELL) -> int:
     """Smallest odd ``r`` such that the coordinate-wise median of ``r`` Jordan runs is within one
     cell in *every* one of ``d`` coordinates with probability ``>= 1 - delta`` (union bound over
-    coordinates; exact binomial tail ``P[Bin(r, p) <= (r-1)/2]`` per coordinate). Grows like
-    ``log(d/delta)``: the only place the dimension enters the quantum query count."""
+    coordinates; exact binomial tail ``P[Bin(r, p) <= (r-1)/2]`` per coordinate; ``p`` is the
+    per-shot one-cell probability, :func:`one_cell_probability`). Grows like ``log(d/delta)``:
+    the only place the dimension enters the quantum query count."""
     d = check_int(d, "d", minimum=1)
     delta = check_in_range(delta, "delta", 0.0, 1.0)
     p = check_in_range(p, "p", 0.5, 1.0, closed=(False, True))
@@ -241,25 +304,44 @@ def median_repetitions(d: int, delta: float, p: float = P_ONE_CELL) -> int:
 
 
 class EmulatedJordanOracle:
-    """**Cost model** of a boosted Jordan gradient estimate, for dimensions too large to simulate.
+    """**Cost model** of a boosted Jordan gradient estimate from a noisy evaluation oracle, for
+    dimensions too large to simulate.
 
-    Each call returns ``g_hat`` with ``g_hat_i`` one of the two grid values ``m k/N`` bracketing
-    ``grad_i(x)`` (chosen at random), so ``||g_hat - grad(x)||_inf <= m/N``: what a successful
-    median of Jordan runs delivers. Each call is charged ``median_repetitions(d, delta)`` phase
-    queries, counted in ``queries``. Nothing quantum is simulated.
+    Each call draws ``repetitions`` shots from the exact single-shot outcome distribution of
+    Jordan's circuit for the linearisation of ``f`` at ``x`` (gradient ``grad(x)``): with
+    probability ``exp(-s^2)`` (``s`` the :func:`phase_noise` of ``sigma`` at ``n_bits`` and box
+    ``ell``) every register follows its :func:`shot_distribution`, otherwise every register is
+    uniform. It returns the coordinate-wise median ``m j / N`` and charges ``repetitions`` phase
+    queries (counted in ``queries``). The default ``repetitions`` is :func:`median_repetitions` for
+    the noisy :func:`one_cell_probability`; when the noise leaves that probability at or below 1/2,
+    no number of repetitions can boost it and the constructor raises (pass ``repetitions`` to
+    overrule). Curvature on the box and the cost of the phase oracle are not modelled.
     """
 
-    def __init__(self, grad: GradientOracle, d: int, *, m: float, n_bits: int = 16, delta: float = 0.01,
-                 rng: RngLike = None):
-        if not callable(grad):
-            raise ValueError("grad must be callable")
-        self.grad = grad
+    def __init__(self, grad: GradientOracle, d: int, *, m: float, n_bits: int = 6, sigma: float = 0.0,
+                 ell: float = 1e-2, delta: float = 0.01, repetitions: int | None = None, rng: RngLike = None):
+        self.grad = _check_callable(grad, "grad")
         self.d = check_int(d, "d", minimum=1)
         self.m = check_positive(m, "m")
         self.n_bits = check_int(n_bits, "n_bits", minimum=1)
+        if self.n_bits > 30:
+            raise ValueError(f"n_bits must be at most 30, got {self.n_bits}")
+        self.sigma = check_positive(sigma, "sigma", allow_zero=True)
+        self.ell = check_positive(ell, "ell")
         self.delta = check_in_range(delta, "delta", 0.0, 1.0)
+        self.phase_noise = phase_noise(self.sigma, self.m, self.ell, self.n_bits)
+        self.coherence = float(np.exp(-self.phase_noise ** 2))
+        self.p_cell = one_cell_probability(self.n_bits, self.phase_noise)
+        if repetitions is None:
+            if self.p_cell <= 0.5:
+                raise ValueError(f"sigma = {self.sigma:.3g} gives phase noise {self.phase_noise:.3g} rad at n_bits = "
+                                 f"{self.n_bits}: a shot is right with probability {self.p_cell:.3g} <= 1/2, so no "
+                                 "median boosts it (use fewer bits, a larger ell, or pass repetitions)")
+            repetitions = median_repetitions(self.d, self.delta, self.p_cell)
+        self.per_call = check_int(repetitions, "repetitions", minimum=1)
+        if self.per_call % 2 == 0:
+            raise ValueError(f"repetitions must be odd (a well-defined median), got {self.per_call}")
         self.rng = as_rng(rng)
-        self.per_call = median_repetitions(self.d, self.delta)
         self.queries = 0
         self.calls = 0
 
@@ -269,24 +351,32 @@ class EmulatedJordanOracle:
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         g = np.asarray(self.grad(x), dtype=float)
-        if g.shape != (self.d,):
-            raise ValueError(f"grad must return shape ({self.d},), got {g.shape}")
+        if g.shape != (self.d,) or not np.all(np.isfinite(g)):
+            raise ValueError(f"grad must return a finite array of shape ({self.d},), got shape {g.shape}")
         if np.max(np.abs(g)) >= self.m / 2:
             raise ValueError(f"||grad||_inf = {np.max(np.abs(g)):.3g} breaks the bound m/2 = {self.m / 2:.3g}")
-        h = self.resolution
-        lo = np.floor(g / h)
-        self.queries += self.per_call
+        n, r = 2 ** self.n_bits, self.per_call
+        self.queries += r
         self.calls += 1
-        return h * (lo + (self.rng.random(self.d) < 0.5))
+        gen = self.rng
+        j = gen.integers(0, n, size=(r, self.d))              # incoherent shots: uniform registers
+        coherent = gen.random(r) < self.coherence
+        if coherent.any():
+            # Inverse-CDF sampling of every register at once: row i's CDF, normalised to end at 1,
+            # is shifted by i so that the rows concatenate into one increasing array.
+            cdf = np.cumsum(shot_distribution(n * g / self.m, self.n_bits), axis=1)
+            cdf = cdf / cdf[:, -1:] + np.arange(self.d)[:, None]
+            draws = gen.random((int(coherent.sum()), self.d)) + np.arange(self.d)
+            flat = np.searchsorted(cdf.ravel(), draws.ravel(), side="right").reshape(draws.shape)
+            j[coherent] = np.minimum(flat - n * np.arange(self.d), n - 1)
+        return self.m * np.median(signed_index(j, n), axis=0) / n
 
 
 class CountedFunction:
     """Wraps an evaluation oracle ``f`` and counts its calls in ``calls`` (classical queries)."""
 
     def __init__(self, f: Callable[[np.ndarray], float]):
-        if not callable(f):
-            raise ValueError("f must be callable")
-        self.f = f
+        self.f = _check_callable(f, "f")
         self.calls = 0
 
     def __call__(self, x: np.ndarray) -> float:
@@ -305,16 +395,24 @@ def gaussian_smoothing_gradient(f: Callable, x: np.ndarray, mu: float, rng: RngL
     Unbiased for the gradient of the Gaussian smoothing ``f_mu``; exactly unbiased for
     ``grad f`` on a quadratic. Two evaluations (one if ``fx = f(x)`` is passed).
     """
+    f = _check_callable(f, "f")
     x = check_vector(x, "x")
     mu = check_positive(mu, "mu")
-    u = as_rng(rng).standard_normal(x.size)
     f0 = float(f(x)) if fx is None else float(fx)
+    if not np.isfinite(f0):
+        raise ValueError("fx (or f(x)) must be finite")
+    return _two_point(f, x, mu, as_rng(rng), f0)
+
+
+def _two_point(f: Callable, x: np.ndarray, mu: float, gen: np.random.Generator, f0: float) -> np.ndarray:
+    u = gen.standard_normal(x.size)
     return (float(f(x + mu * u)) - f0) / mu * u
 
 
 def coordinate_fd_gradient(f: Callable, x: np.ndarray, h: float) -> np.ndarray:
     """Central differences ``(f(x + h e_i) - f(x - h e_i)) / (2h)``: ``2d`` evaluations, exact on
     quadratics."""
+    f = _check_callable(f, "f")
     x = check_vector(x, "x")
     h = check_positive(h, "h")
     eye = h * np.eye(x.size)
@@ -331,7 +429,9 @@ def _md_step(x: np.ndarray, g: np.ndarray, eta: float, geometry: str, radius: fl
         z -= z.max()
         w = np.exp(z)
         return w / w.sum()
-    return project_ball(x - eta * g, radius)
+    y = x - eta * g
+    norm = float(np.sqrt(y @ y))
+    return y if norm <= radius else y * (radius / norm)
 
 
 def _check_outer(fun, x0, jac, step, maxiter, geometry, radius, decay):
@@ -360,10 +460,19 @@ def _queries(jac) -> float:
     return float(getattr(jac, "queries", np.nan))
 
 
+def _grad(jac, x: np.ndarray) -> np.ndarray:
+    g = np.asarray(jac(x), dtype=float)
+    if g.shape != x.shape or not np.isfinite(g).all():
+        raise ValueError(f"jac must return a finite array of shape {x.shape}, got shape {g.shape}")
+    return g
+
+
 def _outer_loop(kind, fun, x0, jac, step, maxiter, geometry, radius, decay, f_star, tol, name, check_every=1):
     x0, step, maxiter, geometry, radius, decay = _check_outer(fun, x0, jac, step, maxiter, geometry,
                                                               radius, decay)
     check_every = check_int(check_every, "check_every", minimum=1)
+    if f_star is not None:
+        f_star = check_real(f_star, "f_star")
     if tol is not None:
         tol = check_positive(tol, "tol")
         if f_star is None:
@@ -378,17 +487,17 @@ def _outer_loop(kind, fun, x0, jac, step, maxiter, geometry, radius, decay, f_st
     for k in range(maxiter):
         eta = _eta(step, k, decay)
         if kind == "md":
-            g = np.asarray(jac(x), dtype=float)
+            g = _grad(jac, x)
             x_eval, x = x, _md_step(x, g, eta, geometry, radius)
         elif kind == "da":
-            g = np.asarray(jac(x), dtype=float)
+            g = _grad(jac, x)
             g_sum += g
             x_eval = x
             x = _md_step(x0, g_sum, eta, geometry, radius)
         else:  # mirror prox (extragradient)
-            g = np.asarray(jac(x), dtype=float)
+            g = _grad(jac, x)
             x_half = _md_step(x, g, eta, geometry, radius)
-            g = np.asarray(jac(x_half), dtype=float)
+            g = _grad(jac, x_half)
             x_eval, x = x_half, _md_step(x, g, eta, geometry, radius)
         x_sum += eta * x_eval
         w_sum += eta
@@ -454,6 +563,7 @@ def zo_gradient_descent(fun: Callable, x0: np.ndarray, *, estimator: str = "gaus
     ``f(x_avg)`` for the plots goes around the counter. ``check_every`` records (and tests the
     stopping rule) every that many iterations only, to keep long runs cheap.
     """
+    fun = _check_callable(fun, "fun")
     estimator = check_choice(estimator, "estimator", ("gaussian", "coordinate"))
     mu = check_positive(mu, "mu")
     gen = as_rng(rng)
@@ -466,7 +576,7 @@ def zo_gradient_descent(fun: Callable, x0: np.ndarray, *, estimator: str = "gaus
 
         def __call__(self, x):
             if estimator == "gaussian":
-                return gaussian_smoothing_gradient(counted, x, mu, gen)
+                return _two_point(counted, x, mu, gen, counted(x))
             return coordinate_fd_gradient(counted, x, mu)
 
     label = name or ("ZO-GD (Gaussian two-point)" if estimator == "gaussian" else "coordinate differences")
@@ -498,7 +608,15 @@ def game_value(A: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
 
 
 def duality_gap(A: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:
-    """``max_j (A^T x)_j - min_i (A y)_i >= 0``, zero exactly at a Nash equilibrium."""
+    """``max_j (A^T x)_j - min_i (A y)_i >= 0``, zero exactly at a Nash equilibrium (x, y mixed
+    strategies of the row and column player of the n x k payoff matrix A)."""
+    A = check_matrix(A, "A")
+    x = check_vector(x, "x", A.shape[0])
+    y = check_vector(y, "y", A.shape[1])
+    return _duality_gap(A, x, y)
+
+
+def _duality_gap(A: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:
     return float(np.max(A.T @ x) - np.min(A @ y))
 
 
@@ -545,10 +663,10 @@ def game_dynamics(A: np.ndarray, *, method: str = "mwu", step: float = 0.1, maxi
         xa, ya = xs / (t + 1), ys / (t + 1)
         xs_hist.append(xa)
         ys_hist.append(ya)
-        tr.record(objective=float(np.max(A.T @ xa)), gap=duality_gap(A, xa, ya), queries=calls,
-                  step_size=step, last_gap=duality_gap(A, x, y))
+        tr.record(objective=float(np.max(A.T @ xa)), gap=_duality_gap(A, xa, ya), queries=calls,
+                  step_size=step, last_gap=_duality_gap(A, x, y))
     return Result(x=xs / maxiter, y=ys / maxiter, nit=maxiter, trace=tr, queries=calls, success=True,
-                  gap=duality_gap(A, xs / maxiter, ys / maxiter), x_avg_path=np.array(xs_hist),
+                  gap=_duality_gap(A, xs / maxiter, ys / maxiter), x_avg_path=np.array(xs_hist),
                   y_avg_path=np.array(ys_hist), message="maxiter reached")
 
 
@@ -581,351 +699,28 @@ class L1Regression:
     def fun(self, x: np.ndarray) -> float:
         r = self.B @ x
         r -= self.c
-        return float(np.abs(r).sum()) / self.n
+        return float(np.abs(r, out=r).sum()) / self.n
 
     def jac(self, x: np.ndarray) -> np.ndarray:
         """A subgradient ``(1/n) B^T sign(Bx - c)``."""
         return self.B.T @ np.sign(self.B @ x - self.c) / self.n
 
     def _solve(self) -> tuple[np.ndarray, float]:
-        # min (1/n) sum t  s.t. -t <= Bx - c <= t; the ball constraint is inactive for x_true
-        # (checked below), so the LP is exact.
+        # The LP dual of min (1/n) ||Bx - c||_1: max (1/n) c^T lam s.t. B^T lam = 0, |lam_i| <= 1
+        # (n variables, d equalities: smaller than the primal's n + d variables and 2n rows). The
+        # primal x is the multiplier of the equalities (up to sign and the factor n). The ball
+        # constraint is inactive at x (checked below), so the LP is exact.
         n, d = self.n, self.d
-        cost = np.r_[np.zeros(d), np.ones(n) / n]
-        eye = np.eye(n)
-        A_ub = np.block([[self.B, -eye], [-self.B, -eye]])
-        b_ub = np.r_[self.c, -self.c]
-        res = linprog(cost, A_ub=A_ub, b_ub=b_ub, bounds=[(None, None)] * d + [(0, None)] * n,
-                      method="highs")
-        x = res.x[:d]
+        res = linprog(-self.c / n, A_eq=self.B.T, b_eq=np.zeros(d), bounds=(-1.0, 1.0), method="highs")
+        if res.status != 0:
+            raise RuntimeError(f"the LP for f* failed: {res.message}")
+        f_dual = -float(res.fun)
+        x = min((s * n * res.eqlin.marginals for s in (-1.0, 1.0)), key=self.fun)
+        if abs(self.fun(x) - f_dual) > 1e-7 * max(1.0, f_dual):
+            raise RuntimeError("the LP's primal and dual values disagree")
         if np.linalg.norm(x) > self.radius:
             raise ValueError("the unconstrained minimiser left the ball; enlarge radius")
         return x, self.fun(x)
-
-
-STEP_GRID = (1.0, 2.0, 4.0, 8.0, 16.0)   # multiples of the base step, tuned per method and d
-DIMS = (4, 8, 16, 32, 64, 128)
-TARGET = 0.05
-
-
-#: Query budgets per run: generous multiples of what a well-tuned run needs at d = 128.
-BUDGETS = {"quantum model": 20_000, "coordinate FD": 50_000, "ZO-GD": 150_000}
-
-
-@lru_cache(maxsize=256)
-def race_run(method: str, d: int, seed: int, step_mult: float, *, target: float = TARGET,
-             budget: int | None = None) -> Result:
-    """One run of the query race on :class:`L1Regression` (``d``, ``seed``), from ``x = 0``.
-
-    ``method``: ``"quantum model"`` (projected subgradient descent with an
-    :class:`EmulatedJordanOracle`, base step 0.5), ``"ZO-GD"`` (Gaussian two-point, base step
-    ``0.5/d``, ``mu = 1e-4``) or ``"coordinate FD"`` (central differences, base step 0.5), all with
-    steps ``base * step_mult / sqrt(k+1)``. Stops at ``f - f* <= target`` or after ``budget`` queries.
-    Cached: the claim, the race figure and its live twin share these runs.
-    """
-    d = check_int(d, "d", minimum=1)
-    target = check_positive(target, "target")
-    method = check_choice(method, "method", ("quantum model", "ZO-GD", "coordinate FD"))
-    budget = BUDGETS[method] if budget is None else check_int(budget, "budget", minimum=1)
-    method = check_choice(method, "method", ("quantum model", "ZO-GD", "coordinate FD"))
-    prob = _problem(d, seed)
-    x0 = np.zeros(d)
-    rng = np.random.default_rng(1000 + seed)
-    if method == "quantum model":
-        oracle = EmulatedJordanOracle(prob.jac, d, m=2 * prob.grad_bound + 1e-9 + 0.5, rng=rng)
-        iters = max(1, budget // oracle.per_call)
-        return mirror_descent(prob.fun, x0, oracle, step=0.5 * step_mult, maxiter=iters, geometry="ball",
-                              radius=prob.radius, f_star=prob.f_star, tol=target, name=method)
-    if method == "ZO-GD":
-        return zo_gradient_descent(prob.fun, x0, estimator="gaussian", step=0.5 * step_mult / d,
-                                   maxiter=max(1, budget // 2), radius=prob.radius, f_star=prob.f_star,
-                                   tol=target, rng=rng, name=method, check_every=max(1, d // 8))
-    return zo_gradient_descent(prob.fun, x0, estimator="coordinate", step=0.5 * step_mult,
-                               maxiter=max(1, budget // (2 * d)), radius=prob.radius, f_star=prob.f_star,
-                               tol=target, rng=rng, name=method)
-
-
-@lru_cache(maxsize=64)
-def _problem(d: int, seed: int) -> L1Regression:
-    return L1Regression(d, rng=seed)
-
-
-def queries_to_target(res: Result) -> float:
-    """Queries spent when ``f(x_avg) - f* <= target`` first held (inf if never)."""
-    return float(res.trace["queries"][-1]) if res.success else np.inf
-
-
-@lru_cache(maxsize=64)
-def tuned_step(method: str, d: int, seed: int = 0) -> float:
-    """The multiplier in :data:`STEP_GRID` reaching the target in the fewest queries on ``seed``
-    (runs that cannot beat the best so far are cut off at its query count)."""
-    best, best_q = STEP_GRID[-1], np.inf
-    for mult in STEP_GRID[::-1]:
-        cap = int(min(BUDGETS[method], best_q)) if np.isfinite(best_q) else None
-        qn = queries_to_target(race_run(method, d, seed, mult, budget=cap))
-        if qn < best_q:
-            best, best_q = mult, qn
-    return best
-
-
-def race_queries(method: str, d: int, seeds: int) -> np.ndarray:
-    """Queries to the target for seeds ``0..seeds-1`` at the step tuned on seed 0."""
-    mult = tuned_step(method, d)
-    return np.array([queries_to_target(race_run(method, d, s, mult)) for s in range(seeds)])
-
-
-# --------------------------------------------------------------------------------------------
-# The Jordan test function (2-D quadratic) and its experiments
-# --------------------------------------------------------------------------------------------
-
-H0 = np.array([[2.0, 0.5], [0.5, 1.0]])
-X0 = np.array([0.3, -0.2])
-G0 = np.array([0.7, -0.45])          # the true gradient at X0 (||G0||_inf <= m/4 for m = 4)
-M_BOUND = 4.0
-
-
-def quadratic_oracle(curvature: float = 1.0) -> Callable[[np.ndarray], np.ndarray]:
-    """Vectorised ``f(x) = 1/2 x^T (curvature H0) x + c^T x`` with ``grad f(X0) = G0`` whatever the
-    curvature: maps ``(n, 2) -> (n,)``."""
-    curvature = check_positive(curvature, "curvature", allow_zero=True)
-    H = curvature * H0
-    c = G0 - H @ X0
-    return lambda X: 0.5 * np.einsum("ni,ij,nj->n", X, H, X) + X @ c
-
-
-def curvature_threshold(n_bits: int, curvature: float = 1.0, m: float = M_BOUND) -> float:
-    """The box side at which ``||H|| ell^2 = m ell / N``, i.e. the gradient changes by one grid cell
-    ``m/N`` across the box (the card's "curvature matters" threshold)."""
-    return m / (2 ** n_bits * curvature * float(np.linalg.eigvalsh(H0)[-1]))
-
-
-def _shots(curvature: float, ell: float, n_bits: int, sigma: float, shots: int, rng) -> np.ndarray:
-    """``shots`` single-run estimates, each with its own oracle-noise realisation."""
-    vals = grid_values(quadratic_oracle(curvature), X0, ell, n_bits, vectorized=True)
-    if sigma == 0:
-        return sample_jordan(_probabilities(vals, M_BOUND, ell, 2), shots, M_BOUND, rng)
-    out, n = [], 2 ** n_bits
-    for start in range(0, shots, 500):
-        k = min(500, shots - start)
-        probs = _probabilities(vals + sigma * rng.standard_normal((k,) + vals.shape), M_BOUND, ell, 2)
-        flat = probs.reshape(k, -1)
-        cdf = np.cumsum(flat, axis=1)
-        j = np.minimum((cdf < rng.random((k, 1)) * cdf[:, -1:]).sum(axis=1), flat.shape[1] - 1)
-        out.append(M_BOUND * signed_index(np.stack(np.unravel_index(j, (n, n)), axis=1), n) / n)
-    return np.concatenate(out)
-
-
-def jordan_success(*, curvature: float = 1.0, ell: float = 1e-3, n_bits: int = 5, noise: float = 0.0,
-                   shots: int = 2000, repetitions: int = 1, rng: RngLike = 0) -> dict[str, float]:
-    """Frequencies with which estimates are within ``2m/N`` of ``G0``: per coordinate and jointly,
-    for single shots or for the coordinate-wise median of ``repetitions`` shots. ``noise`` is the
-    oracle's standard deviation in units of ``m ell / N``."""
-    gen = as_rng(rng)
-    n = 2 ** n_bits
-    sigma = noise * M_BOUND * ell / n
-    est = _shots(curvature, ell, n_bits, sigma, shots * repetitions, gen)
-    est = np.median(est.reshape(shots, repetitions, 2), axis=1)
-    ok = np.abs(est - G0) <= 2 * M_BOUND / n
-    return {"coord1": float(ok[:, 0].mean()), "coord2": float(ok[:, 1].mean()), "joint": float(ok.all(axis=1).mean())}
-
-
-@claim("15", "Simulated Jordan estimator: within 2m/N per shot, boosted by the median, broken by noise",
-       expect="per-shot frequency within 2m/N >= 0.8 per coordinate; median of 7 jointly >= 0.99; "
-              "with oracle noise sigma = m*ell/N jointly <= 0.5", name="jordan_estimator")
-def claim_jordan_estimator(fast: bool = False) -> Measured:
-    shots = 1000 if fast else 2000
-    single = jordan_success(shots=shots, rng=1)
-    boosted = jordan_success(shots=shots, repetitions=7, rng=2)
-    noisy = jordan_success(shots=shots, noise=1.0, rng=3)
-    holds = min(single["coord1"], single["coord2"]) >= 0.8 and boosted["joint"] >= 0.99 and noisy["joint"] <= 0.5
-    values = {"single_coord1": single["coord1"], "single_coord2": single["coord2"],
-              "single_joint": single["joint"], "median7_joint": boosted["joint"],
-              "noisy_joint": noisy["joint"], "shots": shots}
-    return Measured(values, holds=holds,
-                    summary=f"d=2, N=32, m=4, ell=1e-3; {shots} shots per frequency",
-                    details={"single": single, "boosted": boosted, "noisy": noisy})
-
-
-CURVATURE_FACTORS = (0.25, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
-
-
-def curvature_sweep(factors=CURVATURE_FACTORS, shots: int = 2000, rng: RngLike = 4) -> list[dict]:
-    """Joint single-shot success as the box grows past the curvature threshold (no noise)."""
-    gen = as_rng(rng)
-    thr = curvature_threshold(5)
-    return [{"ell / threshold": fac, "ell": fac * thr,
-             "joint success": jordan_success(ell=fac * thr, shots=shots, rng=gen)["joint"]} for fac in factors]
-
-
-@claim("15", "Curvature: once the box passes the stated threshold the estimator fails (ell = 4x threshold)",
-       expect="joint single-shot success <= 0.5 at ||H|| ell^2 = 4 m ell / N", reproduces=False,
-       name="curvature_threshold")
-def claim_curvature_threshold(fast: bool = False) -> Measured:
-    shots = 1000 if fast else 2000
-    factors = (1.0, 4.0) if fast else CURVATURE_FACTORS
-    rows = curvature_sweep(factors, shots=shots)
-    at4 = next(r["joint success"] for r in rows if r["ell / threshold"] == 4.0)
-    values = {"joint_at_4x": at4, **{f"joint_at_{r['ell / threshold']:g}x": r["joint success"] for r in rows}}
-    return Measured(values, holds=at4 <= 0.5,
-                    summary="a centred quadratic blurs the peak symmetrically instead of moving it",
-                    details=rows)
-
-
-@claim("15", "Under the query cost model, classical ZO queries grow ~linearly in d, the quantum model's ~log d",
-       expect="queries to f - f* <= 0.05 from d=4 to d=128: classical ZO-GD >= 10x, quantum model <= 2x",
-       reproduces=False, name="query_scaling")
-def claim_query_scaling(fast: bool = False) -> Measured:
-    dims = (4, 128) if fast else DIMS
-    zo_seeds = 3 if fast else 5
-    table = {}
-    for d in dims:
-        table[d] = {"quantum model": float(np.median(race_queries("quantum model", d, QUANTUM_SEEDS))),
-                    "ZO-GD": float(np.median(race_queries("ZO-GD", d, zo_seeds))),
-                    "Q(d)": median_repetitions(d, 0.01)}
-    q_ratio = table[128]["quantum model"] / table[4]["quantum model"]
-    c_ratio = table[128]["ZO-GD"] / table[4]["ZO-GD"]
-    iter_ratio = q_ratio * table[4]["Q(d)"] / table[128]["Q(d)"]
-    values = {"zo_gd_ratio": c_ratio, "quantum_ratio": q_ratio, "quantum_iteration_ratio": iter_ratio,
-              "Q4": table[4]["Q(d)"], "Q128": table[128]["Q(d)"],
-              "zo_gd_queries_d128": table[128]["ZO-GD"], "quantum_queries_d128": table[128]["quantum model"]}
-    return Measured(values, holds=c_ratio >= 10 and q_ratio <= 2,
-                    summary=f"median over {QUANTUM_SEEDS} seeds (quantum model), {zo_seeds} (ZO-GD); "
-                            "cost model, not a simulation", details=table)
-
-
-QUANTUM_SEEDS = 9
-
-
-# --------------------------------------------------------------------------------------------
-# Figures and explorers
-# --------------------------------------------------------------------------------------------
-
-NOISE_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.5, 1.0)
-BOX_SIDES = (0.001, 0.03, 0.1, 0.3, 1.0)
-BIT_CHOICES = (3, 4, 5, 6)
-CURVATURES = (0.0, 1.0, 4.0, 16.0)
-
-
-@lru_cache(maxsize=512)
-def jordan_probs(n_bits: int, ell: float, curvature: float, noise: float) -> np.ndarray:
-    """Outcome distribution on the test quadratic, centred (fftshift) so that axis index ``i``
-    is the signed value ``i - N/2``; noise in units of ``m ell / N``, averaged over 48 draws."""
-    n = 2 ** n_bits
-    probs = jordan_distribution(quadratic_oracle(curvature), X0, m=M_BOUND, ell=ell, n_bits=n_bits,
-                                noise=noise * M_BOUND * ell / n, noise_draws=48, rng=0, vectorized=True)
-    return np.fft.fftshift(probs)
-
-
-def jordan_traces(n_bits: int = 5, ell: float = 0.1, curvature: float = 1.0, noise: float = 0.0) -> list:
-    """Heat map of P(g_hat) over the grid of possible estimates, and the true gradient."""
-    n = 2 ** n_bits
-    probs = jordan_probs(int(n_bits), float(ell), float(curvature), float(noise))
-    axis = M_BOUND * (np.arange(n) - n // 2) / n
-    return [
-        go.Heatmap(x=axis, y=axis, z=probs.T, zmin=0, zmax=1, colorscale="Viridis",
-                   colorbar=dict(title="probability"), name="P(estimate)",
-                   hovertemplate="g1=%{x:.3f}<br>g2=%{y:.3f}<br>P=%{z:.3f}<extra></extra>"),
-        go.Scatter(x=[G0[0]], y=[G0[1]], mode="markers", name="true gradient",
-                   marker=dict(symbol="x-thin", size=16, line=dict(width=3, color="#d62728"))),
-    ]
-
-
-def _jordan_axes(fig: go.Figure) -> go.Figure:
-    lim = [-M_BOUND / 2 - 0.1, M_BOUND / 2]
-    fig.update_xaxes(range=lim, title_text="estimate of df/dx1 (m j1 / N)")
-    fig.update_yaxes(range=lim, title_text="estimate of df/dx2 (m j2 / N)", scaleanchor="x")
-    return fig
-
-
-def jordan_figure(n_bits: int = 5, ell: float = 0.1, curvature: float = 1.0, noise: float = 0.0) -> go.Figure:
-    """Live Jordan visualiser: the measurement distribution for one setting of the four knobs."""
-    fig = go.Figure(jordan_traces(n_bits, ell, curvature, noise))
-    base_layout(fig, height=520, title=f"N = {2 ** n_bits}, box {ell:g}, curvature {curvature:g}, "
-                                       f"noise {noise:g} x m*ell/N")
-    return _jordan_axes(fig)
-
-
-def jordan_noise_slider_figure() -> go.Figure:
-    """Static twin (noise): N = 32, box 1e-3, curvature 1, one frame per noise level."""
-    steps = [SliderStep(f"{s:g}", jordan_traces(5, 0.001, 1.0, s)) for s in NOISE_LEVELS]
-    fig = slider_figure(steps, slider_label="oracle noise sigma, in units of m*ell/N", active=0,
-                        fixed_axes=False, height=560,
-                        title="Jordan's measurement distribution: oracle noise scrambles the phases")
-    return _jordan_axes(fig)
-
-
-def jordan_box_slider_figure() -> go.Figure:
-    """Static twin (box size): N = 32, curvature 1, no noise, one frame per box side."""
-    steps = [SliderStep(f"{b:g}", jordan_traces(5, b, 1.0, 0.0)) for b in BOX_SIDES]
-    fig = slider_figure(steps, slider_label="box side ell", active=0, fixed_axes=False, height=560,
-                        title="A larger box lets curvature blur the peak")
-    return _jordan_axes(fig)
-
-
-EXPLORER_JORDAN = Explorer("15", "jordan", jordan_figure, {
-    "n_bits": Slider("bits per coordinate (N = 2^bits)", BIT_CHOICES, 5, fmt="{:d}"),
-    "ell": Slider("box side ell", BOX_SIDES, 0.1),
-    "curvature": Slider("curvature (H = c H0)", CURVATURES, 1.0),
-    "noise": Slider("noise sigma / (m ell / N)", NOISE_LEVELS, 0.0),
-}, description="Jordan visualiser: measurement distribution on the grid of gradient estimates")
-
-
-RACE_METHODS = ("quantum model", "coordinate FD", "ZO-GD")
-
-
-@lru_cache(maxsize=1)
-def race_curves() -> dict:
-    """Seed-0 runs at the tuned steps for every d in :data:`DIMS` (computed once, then shared by the
-    static race figure and its live twin)."""
-    return {d: {meth: race_run(meth, d, 0, tuned_step(meth, d)).trace.thinned(200) for meth in RACE_METHODS}
-            for d in DIMS}
-
-
-def race_traces(d: int) -> list:
-    """``f(x_avg) - f*`` against cumulative queries, one line per method, and the target line."""
-    curves = race_curves()[int(d)]
-    out = []
-    for i, meth in enumerate(RACE_METHODS):
-        tr = curves[meth]
-        qs = np.maximum(tr["queries"], 1.0)
-        out.append(go.Scatter(x=qs, y=np.maximum(tr["gap"], 1e-4), mode="lines", name=meth,
-                              line=dict(color=color_for(i), width=2.4)))
-    out.append(go.Scatter(x=[1, 2e5], y=[TARGET, TARGET], mode="lines", name="target f - f* = 0.05",
-                          line=dict(color="#555", dash="dash", width=1.5)))
-    return out
-
-
-def race_phases(d: int) -> dict:
-    """Shade the query ranges in which 1, 2, then 3 methods have reached the target."""
-    ends = sorted((float(race_curves()[int(d)][m]["queries"][-1]), m) for m in RACE_METHODS)
-    phases = [Phase(ends[0][0], ends[1][0], f"{ends[0][1]} done"),
-              Phase(ends[1][0], ends[2][0], f"{ends[1][1]} done too")]
-    return phase_layout(phases, logx=True)
-
-
-def _race_axes(fig: go.Figure) -> go.Figure:
-    fig.update_xaxes(type="log", range=[0, np.log10(2e5)], title_text="cumulative oracle queries (log)")
-    fig.update_yaxes(type="log", range=[np.log10(0.02), np.log10(1.5)], title_text="f(x_avg) - f* (log)")
-    return fig
-
-
-def race_slider_figure() -> go.Figure:
-    """Static twin of the query race: one frame per dimension d."""
-    steps = [SliderStep(f"{d}", race_traces(d), race_phases(d)) for d in DIMS]
-    fig = slider_figure(steps, slider_label="dimension d", active=3, fixed_axes=False, height=500,
-                        title="The query race: zeroth-order queries to reach f - f* <= 0.05")
-    return _race_axes(fig)
-
-
-def race_figure(d: int = 32) -> go.Figure:
-    """Live twin of the query race for one dimension."""
-    fig = go.Figure(race_traces(d), layout=race_phases(d))
-    base_layout(fig, height=500, title=f"d = {d}: queries to reach f - f* <= 0.05")
-    return _race_axes(fig)
-
-
-EXPLORER_RACE = Explorer("15", "race", race_figure, {"d": Slider("dimension d", DIMS, 32, fmt="{:d}")},
-                         description="Query race: gap against cumulative queries")
 
 
 def rps_game(eps: float = 0.3) -> np.ndarray:

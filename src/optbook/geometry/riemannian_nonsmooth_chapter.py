@@ -261,6 +261,7 @@ def zero_order_tuning(seeds: tuple[int, ...] = ZO_TUNING_SEEDS) -> tuple[Tuning,
 
 def dpcp_convergence_traces(seed: int = 0) -> list:
     """Angle-to-b* traces of every method on one seed (tuned settings from the held-out seeds)."""
+    seed = check_int(seed, "seed")
     tr, ts = first_order_tuning()
     runs = [ro2nc_run(seed), ro2nc_run(seed, tr.best["G"], COUNT_EPS), rsm_run(seed, ts.best["eta0"]),
             rsm_run(seed, RSGD_ETA, "constant"), zo_ro2nc_run(seed, FIXED_ZO_T, problem="first_order"),

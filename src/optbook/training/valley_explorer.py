@@ -124,9 +124,10 @@ class ValleyStepper:
     def __post_init__(self) -> None:
         check_choice(self.base, "base", BASES)
         check_choice(self.init, "init", ("zero", "first"))
+        check_in_range(self.beta1, "beta1", 0.0, 1.0, closed=(True, False))
         alphas = np.atleast_1d(np.asarray(self.alpha, dtype=float))
-        if alphas.ndim != 1:
-            raise ValueError(f"alpha must be a scalar or a 1-D array, got shape {alphas.shape}")
+        if alphas.ndim != 1 or alphas.size == 0:
+            raise ValueError(f"alpha must be a scalar or a non-empty 1-D array, got shape {alphas.shape}")
         for al in alphas:
             check_alpha_beta1(float(al), self.beta1)
         self.alpha = alphas[:, None] if alphas.size > 1 else float(alphas[0])

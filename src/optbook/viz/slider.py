@@ -24,6 +24,19 @@ class SliderStep:
     layout: dict = field(default_factory=dict)
 
 
+def frame_note(text: str) -> dict:
+    """A slider frame's layout with its numbers as a note in the plot's top-left corner.
+
+    The book shows a figure's title as its caption, which does not follow the slider: the numbers
+    of the current position belong in the plot. Pass the result as a :class:`SliderStep`'s layout.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
+    return {"annotations": [dict(text=text, xref="x domain", yref="y domain", x=0.01, y=0.99, xanchor="left",
+                                 yanchor="top", showarrow=False, align="left", font=dict(size=12),
+                                 bgcolor="rgba(255,255,255,0.85)")]}
+
+
 def _range(values: list[np.ndarray], log: bool, pad: float = 0.04) -> list[float] | None:
     flat = np.concatenate([np.asarray(v, dtype=float).ravel() for v in values]) if values else np.array([])
     flat = flat[np.isfinite(flat)]
@@ -66,7 +79,7 @@ def slider_figure(
     labels = [st.label for st in steps]
     if len(set(labels)) != len(labels):
         raise ValueError("step labels must be distinct (they name the frames)")
-    if not 0 <= active < len(steps):
+    if isinstance(active, bool) or not isinstance(active, (int, np.integer)) or not 0 <= active < len(steps):
         raise ValueError(f"active must index steps (0..{len(steps) - 1}), got {active}")
 
     fig = go.Figure(data=list(steps[active].traces),
