@@ -30,14 +30,6 @@ import optbook
 BY_NAME = {"rng": lambda: np.random.default_rng(0), "seed": lambda: 0, "fast": lambda: True}
 #: Seconds a call with a broken knob may take before it counts as "did the work anyway".
 LIMIT_S = 6
-#: Chapters being brought to the claims protocol elsewhere (their modules are rewritten there);
-#: each leaves this set when it lands, and from then on this test holds it too.
-PENDING = {
-            "optbook.training.valley_explorer", }
-
-
-def _pending(module: str) -> bool:
-    return any(module == p or module.startswith(p + "_") for p in PENDING)
 
 
 def _public_callables():
@@ -66,9 +58,7 @@ def _knob_cases():
             if d is p.empty or isinstance(d, bool) or not isinstance(d, (int, float)):
                 continue
             for bad in ((math.nan, math.inf) if isinstance(d, float) else (2.5, math.nan)):
-                marks = [pytest.mark.skip(reason="chapter under conversion")] if _pending(module) else []
-                cases.append(pytest.param(obj, required, p.name, bad, id=f"{module}.{name}-{p.name}={bad}",
-                                          marks=marks))
+                cases.append(pytest.param(obj, required, p.name, bad, id=f"{module}.{name}-{p.name}={bad}"))
     return cases
 
 

@@ -9,9 +9,6 @@ import sys
 import optbook
 from optbook.claims import PARTS
 
-#: Chapters still being split elsewhere; each leaves this set when it lands.
-PENDING = {                      "optbook.training.valley_explorer"}
-
 
 def method_modules() -> list[str]:
     names = []
@@ -19,7 +16,7 @@ def method_modules() -> list[str]:
         part = info.name.split(".")[1]
         if part in PARTS and info.name.count(".") == 2 and not info.name.endswith("_chapter"):
             names.append(info.name)
-    return sorted(n for n in names if n not in PENDING)
+    return sorted(names)
 
 
 def test_method_modules_do_not_pull_plotly():

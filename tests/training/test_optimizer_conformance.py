@@ -7,8 +7,7 @@ groups with their own hyperparameters work, and a bad value inside a group is re
 random generator is never touched; and with its extra ingredient switched off the method equals
 its torch baseline.
 
-A new optimizer gets a row in ``SPECS``. Rows in ``KNOWN`` are defects still open (issue 28);
-they are strict xfails, so fixing one fails the test until its row is removed.
+A new optimizer gets a row in ``SPECS``, and every check holds for every row.
 """
 from __future__ import annotations
 
@@ -77,15 +76,8 @@ SPECS = [
          baseline=({"cover": "full"}, lambda p: torch.optim.Adagrad(p, lr=0.05, eps=1e-6))),
 ]
 
-# (optimizer, check) pairs that still fail: issue 28 fixes them and removes the rows.
-KNOWN: set[tuple[str, str]] = {
-    ("Lamb", "groups"),
-}
-
-
 def _case(check: str):
-    return [pytest.param(s, id=s.name, marks=pytest.mark.xfail(strict=True, reason="open defect (issue 28)")
-                         if (s.name, check) in KNOWN else ()) for s in SPECS]
+    return [pytest.param(s, id=s.name) for s in SPECS]
 
 
 def _model(seed: int = 0) -> torch.nn.Module:
