@@ -44,11 +44,13 @@ def test_claim_fast(c):
 
 def test_registration_names_what_is_missing(scratch_registry):
     with pytest.raises(ValueError, match="two-digit"):
-        claim("1", "t", expect="e")
+        claim("1", "t", expect="e", kind="identity")
     with pytest.raises(ValueError, match="non-empty"):
-        claim("99", "", expect="e")
+        claim("99", "", expect="e", kind="identity")
     with pytest.raises(ValueError, match="kind must be one of"):
         claim("99", "t", expect="e", kind="theorem")
+    with pytest.raises(TypeError, match="kind"):
+        claim("99", "t", expect="e")  # every claim says which kind it is
     with pytest.raises(ValueError, match="paper="):
         claim("99", "t", expect="e", kind="reproduction", control="c")
     with pytest.raises(ValueError, match="control="):
@@ -159,7 +161,7 @@ def test_cli_exit_status_kind_filter_and_json(tmp_path, capsys, monkeypatch):
 
 
 def test_cli_fails_on_mismatch(scratch_registry, capsys):
-    @claim("99", "a claim that fails", expect="never", name="always_fails")
+    @claim("99", "a claim that fails", expect="never", kind="identity", name="always_fails")
     def _fails(fast=False):
         return Measured({"x": 0.0}, holds=False)
 

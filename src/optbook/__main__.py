@@ -35,7 +35,7 @@ def _cmd_claims(args) -> int:
 def _cmd_list(args) -> int:
     for c in claims.registered(args.chapter, args.kind):
         flag = {True: "", False: "  [declared: does not reproduce]", None: "  [declared: inconclusive]"}[c.reproduces]
-        print(f"{c.key:40s} {c.kind or 'unreviewed':12s} {c.title}{flag}")
+        print(f"{c.key:40s} {c.kind:12s} {c.title}{flag}")
     return 0
 
 

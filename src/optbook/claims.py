@@ -154,7 +154,7 @@ class Claim:
     title: str
     expected: str
     func: Callable[..., Measured]
-    kind: str | None = None
+    kind: str
     paper: str = ""
     control: str = ""
     reproduces: bool | None = True
@@ -179,7 +179,7 @@ class ClaimResult:
     seconds: float
     fast: bool
     summary: str = ""
-    kind: str | None = None
+    kind: str = "reproduction"
     paper: str = ""
     control: str = ""
     control_holds: bool | None = None
@@ -202,10 +202,6 @@ class ClaimResult:
         for an identity; upper-case words for anything the tests must reject."""
         if self.kind == "identity":
             return "holds" if self.holds else "BROKEN"
-        if self.kind is None:  # registered before the claims protocol; its chapter awaits review
-            if self.reproduces:
-                return "reproduces (unreviewed)" if self.holds else "FAILS"
-            return "does not reproduce (unreviewed)" if not self.holds else "NOW HOLDS: revisit the chapter"
         if not self.precondition:
             return "inconclusive" if self.reproduces is None else "PRECONDITION FAILS"
         if self.reproduces is None:
@@ -228,7 +224,7 @@ class ClaimResult:
         reproduce or inconclusive) or ``bad`` (a mismatch)."""
         if not self.ok:
             return "bad"
-        return "good" if self.verdict in ("reproduces", "holds", "reproduces (unreviewed)") else "neutral"
+        return "good" if self.verdict in ("reproduces", "holds") else "neutral"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -256,7 +252,7 @@ def claim(
     title: str,
     *,
     expect: str,
-    kind: str | None = None,
+    kind: str,
     paper: str = "",
     control: str = "",
     reproduces: bool | None = True,
@@ -283,7 +279,7 @@ def claim(
         raise ValueError(f"chapter must be a two-digit string like '01', got {chapter!r}")
     if not title or not expect:
         raise ValueError(f"{where}: title and expect must be non-empty")
-    if kind is not None and kind not in KINDS:
+    if kind not in KINDS:
         raise ValueError(f"{where}: kind must be one of {KINDS}, got {kind!r}")
     if reproduces not in (True, False, None):
         raise ValueError(f"{where}: reproduces must be True, False or None, got {reproduces!r}")
@@ -294,12 +290,9 @@ def claim(
             raise ValueError(f"{where}: a reproduction needs control= (the experiment without the key ingredient)")
     if kind == "identity" and reproduces is not True:
         raise ValueError(f"{where}: an identity holds by theorem; reproduces=False/None is for reproductions")
-    # Claims registered before the protocol (kind None) await their chapter's review.
-    if reproduces is not True and kind is not None and not diagnosis.strip():
+    if reproduces is not True and not diagnosis.strip():
         what = "reproduces=False" if reproduces is False else "reproduces=None (inconclusive)"
         raise ValueError(f"{where}: {what} needs diagnosis= (the protocol's four checks)")
-    if kind is None and reproduces is None:
-        raise ValueError(f"{where}: reproduces=None (inconclusive) needs kind='reproduction'")
 
     def register(func: Callable[..., Measured]) -> Callable[..., Measured]:
         key_name = name or func.__name__
@@ -407,7 +400,7 @@ def format_table(results: Iterable[ClaimResult]) -> str:
     rows = [("ch", "claim", "kind", "measured", "control holds", "verdict", "s")]
     for r in results:
         ctrl = "-" if r.control_holds is None else str(r.control_holds)
-        rows.append((r.chapter, r.name, r.kind or "unreviewed", r.summary or format_measured(r.measured),
+        rows.append((r.chapter, r.name, r.kind, r.summary or format_measured(r.measured),
                      ctrl, r.verdict, f"{r.seconds:.1f}"))
     widths = [min(60, max(len(row[i]) for row in rows)) for i in range(len(rows[0]))]
     lines = []

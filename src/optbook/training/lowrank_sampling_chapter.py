@@ -169,7 +169,7 @@ def noise_share(seeds=CLAIM_SEEDS, lr: float = CARD_LR, *, noise: float = NOISE,
     last = check_int(last, "last", minimum=1)
     rec: list = []
     seeds = [check_int(s, "seed") for s in seeds]
-    run = proxy_batch("dominant", seeds, (lr,), noise=noise, maxiter=maxiter, record=rec)
+    proxy_batch("dominant", seeds, (lr,), noise=noise, maxiter=maxiter, record=rec)
     out = []
     for b, s in enumerate(seeds):
         U0 = FrozenSubspaceProblem(noise=noise, seed=s).U0

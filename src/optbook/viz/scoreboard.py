@@ -1,7 +1,6 @@
 """The scoreboard page: one row per chapter, every reproduction's margin, the identities apart.
 
-A chapter's headline is its first registered reproduction claim (chapters not yet converted to
-the claims protocol show their first claim, marked unreviewed). The margin figure plots each
+A chapter's headline is its first registered reproduction claim. The margin figure plots each
 reproduction's smallest :meth:`~optbook.claims.Criterion.margin` (> 0: every threshold
 cleared), coloured by verdict, so a reader sees at a glance which claims pass by a wide margin
 and which barely.
@@ -26,15 +25,14 @@ CLAIM_ANCHOR = "does-the-claim-reproduce"
 
 
 def headlines(results: Iterable[ClaimResult]) -> list[ClaimResult]:
-    """Each chapter's headline result: its first reproduction, else its first non-identity claim."""
+    """Each chapter's headline result: its first reproduction claim."""
     by_chapter: dict[str, list[ClaimResult]] = {}
     for r in results:
         by_chapter.setdefault(r.chapter, []).append(r)
     out = []
     for chapter in sorted(by_chapter):
         rs = by_chapter[chapter]
-        pick = next((r for r in rs if r.kind == "reproduction"), None) or next(
-            (r for r in rs if r.kind != "identity"), None)
+        pick = next((r for r in rs if r.kind == "reproduction"), None)
         if pick is not None:
             out.append(pick)
     return out

@@ -74,7 +74,7 @@ class ClaimTable:
                                                           "negative control", "verdict"]
         rows = []
         for r in self.results:
-            kind = f"<br><small>{html.escape(r.kind or 'unreviewed')}</small>"
+            kind = f"<br><small>{html.escape(r.kind)}</small>"
             diagnosis = (f"<details><summary>diagnosis</summary><small>{html.escape(r.diagnosis)}</small></details>"
                          if r.diagnosis else "")
             cells = ([html.escape(r.chapter)] if self.show_chapter else []) + [
