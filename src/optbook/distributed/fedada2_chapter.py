@@ -165,7 +165,12 @@ def heterogeneity_premise(seeds=CLAIM_SEEDS, heterogeneity: float = HETEROGENEIT
                  "huge eps_l is FedAdam; SM3 with one cover per entry is AdaGrad; FedAvg with K = 1 is gradient "
                  "descent). (4) The control is measured and reported; it beats the criterion from below. The "
                  "paper's benefit of client adaptivity comes from fine-tuning transformers, which this convex "
-                 "proxy cannot show.",
+                 "proxy cannot show. Disclosures (referee): the second half of the premise (FedAdam >= 5% above "
+                 "joint) was asked for by the issue before any run, but entered the code in the same commit "
+                 "as the first full-run figures; and the joint baseline as reconstructed ships the server's v, "
+                 "a moment of squared model changes far below the clients' g^2 (exercise 2), so joint is "
+                 "nearly FedAda² here and the 1.05 half of the criterion could hardly fail; the half that can, "
+                 "FedAda² <= FedAvg, fails.",
        name="matches_joint")
 def claim_matches_joint(fast: bool = False, control: bool = False) -> Measured:
     return _matches_joint(fast, control, HETEROGENEITY, min_dissimilarity=4.0)
@@ -218,9 +223,26 @@ def mild_heterogeneity_check(fast: bool = False, control: bool = False) -> Measu
              "matrix: m + n floats instead of mn; 0.48% of AdaGrad's state for their ViT) and matches FedAda²",
        expect="median over 5 seeds of loss(FedAda²++)/loss(FedAda²) <= 1.02 (the issue's 2% "
               "rule), each tuned on its own 3 x 3 grid, and the client state counted by the engine equal to "
-              "(m+n)/(mn) = 25/100 of AdaGrad's for the 20 x 5 weight matrix",
+              "(m+n)/(mn) = 25/100 of AdaGrad's for the 20 x 5 weight matrix. One-sided (non-inferiority: "
+              "FedAda²++ may be better). Disclosed: the first registration (commit a586575) was two-sided, "
+              "within [1/1.02, 1.02]; it was made one-sided in the next commit, and the full-run median "
+              "(about 0.978) lies below 1/1.02 = 0.980, so under the first registration FedAda²++ would "
+              "fail by being more than 2% better",
        control="SM3 with its row and column covers collapsed into one accumulator for the whole matrix "
-               "(AdaGrad-Norm, 1 float), at FedAda²++'s tuned learning rates",
+               "(AdaGrad-Norm, 1 float), at FedAda²++'s tuned learning rates (not re-tuned: re-tuned, it is "
+               "the premise below)",
+       reproduces=None,
+       diagnosis="Inconclusive (premise added by the referee after the full run, disclosed): SM3's covers "
+                 "can only matter where per-coordinate client scales matter, so the premise is that the "
+                 "one-accumulator variant, tuned on its own 3 x 3 grid and the same held-out seeds, ends "
+                 ">= 2% above FedAda². It does not: tuned, it ends about 10% BELOW FedAda² (its learning rate "
+                 "sits about 30x higher than FedAda²++'s, so the control above failed only by being run at "
+                 "the wrong scale; its best rate is the top of its grid, so a wider grid could only help it on the "
+                 "tuning seeds). In this proxy less client adaptivity is better (see the headline), so any "
+                 "compression of the client preconditioner passes a one-sided 2% test. (1) no per-coordinate "
+                 "benefit to keep; (2) same grids and seeds as every method, eps_l = 1e-6; (3) SM3 with one "
+                 "cover per entry is AdaGrad (tested); (4) the un-retuned control fails, the re-tuned one "
+                 "passes. The memory count (m+n)/(mn) holds exactly.",
        name="sm3_matches")
 def claim_sm3_matches(fast: bool = False, control: bool = False) -> Measured:
     seeds = CLAIM_SEEDS[:2] if fast else CLAIM_SEEDS
@@ -233,14 +255,37 @@ def claim_sm3_matches(fast: bool = False, control: bool = False) -> Measured:
     run_ada = run("FedAda2", **best("FedAda2", fast), seed=seeds[0], rounds=1)
     state_ratio = run_sm3.ledger.totals()["client_state"] / run_ada.ledger.totals()["client_state"]
     m, n = shapes[0]
+    scalar_ratio = float(np.median(scalar_losses(fast) / ada))
     values = {"ratio": float(np.median(ratio)), "ratio_min": float(ratio.min()), "ratio_max": float(ratio.max()),
+              "tuned_scalar_ratio": scalar_ratio,
               "state_ratio": state_ratio, "state_ratio_theory": (m + n) / (m * n),
               "state_sm3": float(run_sm3.ledger.totals()["client_state"]),
               "state_adagrad": float(run_ada.ledger.totals()["client_state"])}
     return Measured(values, holds=control or state_ratio == (m + n) / (m * n),
-                    criteria=[Criterion("ratio", "<=", 1.02)], seeds=seeds,
+                    criteria=[Criterion("ratio", "<=", 1.02)], seeds=seeds, precondition=scalar_ratio >= 1.02,
+                    details={"scalar_tuning": scalar_tuning(fast)},
                     summary=f"{'scalar-cover ' if control else ''}SM3/AdaGrad loss {values['ratio']:.3f} "
                             f"({ratio.min():.3f}-{ratio.max():.3f}); client state {state_ratio:.2f} of AdaGrad's")
+
+
+#: The one-accumulator SM3 (AdaGrad-Norm) tuned like every method: 3 x 3 grid at its own scale
+#: (its accumulator sums all mn squared entries, so its rate sits far above AdaGrad's).
+SCALAR_GRID = {"client_lr": (0.01, 0.03, 0.1), "server_lr": (0.03, 0.1, 0.3)}
+
+
+@lru_cache(maxsize=2)
+def scalar_tuning(fast: bool = False) -> Tuning:
+    """The sm3 premise's tuning of the one-accumulator variant (same seeds and budget as the methods)."""
+    grid = {k: v[:2] for k, v in SCALAR_GRID.items()} if fast else SCALAR_GRID
+    return grid_search("SM3, one accumulator", lambda seed, **st: _final_loss(
+        "FedAda2++", fast, seed=seed, sm3_cover="scalar", **st), grid, TUNING_SEEDS[:1] if fast else TUNING_SEEDS)
+
+
+def scalar_losses(fast: bool = False) -> np.ndarray:
+    """Final losses of the tuned one-accumulator variant over the claim seeds."""
+    seeds = CLAIM_SEEDS[:2] if fast else CLAIM_SEEDS
+    return np.array([_final_loss("FedAda2++", fast, seed=s, sm3_cover="scalar", **scalar_tuning(fast).best)
+                     for s in seeds])
 
 
 #: The small run the communication identity sends over gloo (3 processes: server + 2 clients).
@@ -482,6 +527,7 @@ GLUE_FORMATS = {
                                             "loss_fedavg", "loss_fedadam", "fedadam_over_joint")}
     | {"dissimilarity_ratio": "{:.0f}"},
     "sm3_matches": {"ratio": "{:.3f}", "ratio_min": "{:.3f}", "ratio_max": "{:.3f}", "state_ratio": "{:.2f}",
+                    "tuned_scalar_ratio": "{:.3f}",
                     "state_ratio_theory": "{:.2f}", "state_sm3": "{:.0f}", "state_adagrad": "{:.0f}"},
     "communication": {"ratio": "{:.4f}", "floats_fedada2": "{:.0f}", "floats_joint": "{:.0f}",
                       "max_iterate_gap": "{:.0e}", "on_gloo": lambda v: "gloo" if v else "in-process"},
