@@ -10,6 +10,8 @@ def test_every_method_gets_a_grid_of_the_same_size_and_held_out_seeds():
     assert set(sizes) == set(METHODS) and len(set(sizes.values())) == 1
     assert not set(ch.TUNING_SEEDS) & set(ch.CLAIM_SEEDS)
     assert len(ch.CLAIM_SEEDS) >= 5
+    # the sm3 premise's one-accumulator variant is tuned with the same budget
+    assert len(ch.SCALAR_GRID["client_lr"]) * len(ch.SCALAR_GRID["server_lr"]) == sizes["FedAda2"]
 
 
 def test_fast_tuning_covers_every_method_and_is_cached():
