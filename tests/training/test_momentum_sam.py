@@ -301,17 +301,9 @@ def test_flipped_control_matches_msam_with_opposite_offset():
     net = ms._torch_mlp(3)
     opt = ms.MSAM(net.parameters(), lr=0.1, momentum=0.9, rho=0.7)
     opt.perturbation = lambda: {p: -e for p, e in ms.MSAM.perturbation(opt).items()}
-    lossf = torch.nn.BCEWithLogitsLoss()
     perm = np.random.default_rng([3, 1]).permutation(len(y))
-    for start in range(0, len(y), 32):
-        xb, yb = torch.tensor(X[perm[start:start + 32]]), torch.tensor(y[perm[start:start + 32]])
-
-        def closure():
-            opt.zero_grad()
-            loss = lossf(net(xb).squeeze(-1), yb)
-            loss.backward()
-            return loss
-        opt.step(closure)
+    _train(net, opt, [(torch.tensor(X[perm[i:i + 32]]), torch.tensor(y[perm[i:i + 32]]))
+                      for i in range(0, len(y), 32)])
     assert np.allclose(run.params["W1"][0], net[0].weight.detach().numpy().T, atol=1e-10)
 
 
