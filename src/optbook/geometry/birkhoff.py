@@ -21,6 +21,7 @@ of ``f`` (``nfev``): every permutation a method scores counts, repeats included.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -90,7 +91,11 @@ def check_doubly_stochastic(A, name: str, n: int | None = None, atol: float = 1e
 
 def perm_matrix(perm) -> np.ndarray:
     """The permutation matrix ``P`` with ``P[i, perm[i]] = 1``."""
-    perm = check_perm(perm, "perm")
+    return _perm_matrix(check_perm(perm, "perm"))
+
+
+def _perm_matrix(perm: np.ndarray) -> np.ndarray:
+    """:func:`perm_matrix` of a validated permutation (the optimisers' inner loop)."""
     P = np.zeros((perm.size, perm.size))
     P[np.arange(perm.size), perm] = 1.0
     return P
@@ -358,11 +363,16 @@ class BirkhoffDecomposition:
         so the sum is ``sum_l c_l E_(i_l j_l)`` with ``L^T c = weights``. It lives on the pivots:
         a matrix with one nonzero entry per term."""
         w = np.asarray(weights, dtype=float)
-        m, n = len(self.alphas), self.residual.shape[0]
+        m = len(self.alphas)
         if w.shape != (m,):
             raise ValueError(f"weights must have one entry per term ({m}), got shape {w.shape}")
         if not np.isfinite(w).all():
             raise ValueError("weights must be finite (found NaN or inf)")
+        return self._gradient(w)
+
+    def _gradient(self, w: np.ndarray) -> np.ndarray:
+        """:meth:`gradient` for validated weights (the optimisers' inner loop)."""
+        m, n = len(self.alphas), self.residual.shape[0]
         pi, pj = self.pivots[:, 0], self.pivots[:, 1]
         hits = self.perms[:, pi].T == pj[:, None]  # hits[l, q] = P_q(i_l, j_l)
         c = w.copy()
@@ -640,12 +650,12 @@ def be_frank_wolfe(fun: BatchObjective, n: int, *, k: int = 5, step: float = 0.2
     while t < maxiter and (max_evals is None or n_evals < max_evals):
         if score_period is not None and t > 0 and t % score_period == 0 and best_perm is not None:
             S = warm_score(best_perm, g)
-            A = (1 - restart_mix) * perm_matrix(best_perm) + restart_mix * J
+            A = (1 - restart_mix) * _perm_matrix(best_perm) + restart_mix * J
         dec = _decompose(A, S, k, 1e-12)
         values = _evaluate(fun, dec.perms)
         mass = dec.alphas.sum()
         val = float(dec.alphas @ values) / mass
-        grad = dec.gradient((values - val) / mass)
+        grad = dec._gradient((values - val) / mass)
         n_evals += len(dec)
         i = int(np.argmin(values))
         if values[i] < best_val:
@@ -730,7 +740,7 @@ def be_momentum_frank_wolfe(fun: BatchObjective, n: int, *, k: int = 5, lr: floa
         n_evals += len(dec)
         mass = dec.alphas.sum()
         loss = float(dec.alphas @ values) / mass
-        grad = dec.gradient((values - loss) / mass) * np.sign(W)
+        grad = dec._gradient((values - loss) / mass) * np.sign(W)
         i = int(np.argmin(values))
         tl, perm = float(values[i]), dec.perms[i].copy()
         if tl < cand_val:
@@ -746,7 +756,7 @@ def be_momentum_frank_wolfe(fun: BatchObjective, n: int, *, k: int = 5, lr: floa
                     best_val, best_perm, k, pt_en = cand_val, cand_perm, k0, 0.0
                 cand_val, counter, restart = np.inf, 0, True
         if restart:
-            base = perm_matrix(best_perm)
+            base = _perm_matrix(best_perm)
             W = _random_doubly_stochastic_ipf(n, g)
         if dynamic_k and tl >= best_val:  # their order: this also runs right after an improvement
             gap = abs(loss - tl) / (tl + 1e-3)
@@ -755,11 +765,13 @@ def be_momentum_frank_wolfe(fun: BatchObjective, n: int, *, k: int = 5, lr: floa
                 k, pt_en = int(k * 1.3) + 1, 0.0
             if pt_en <= -1 and k > k0:
                 k, pt_en = k0, 0.0
-        G = grad - grad.mean(axis=1, keepdims=True)
-        G = G - G.mean(axis=0, keepdims=True)
-        gnorm = float(np.linalg.norm(G))
+        # Row then column means removed; sum / n is what ndarray.mean computes, bit for bit.
+        G = grad - grad.sum(axis=1, keepdims=True) / n
+        G = G - G.sum(axis=0, keepdims=True) / n
+        flat = G.ravel()
+        gnorm = math.sqrt(float(flat @ flat))  # np.linalg.norm's own formula, without its dispatch
         s = lr / (1 + np.log1p(gnorm))
-        buf = momentum * buf + s * (perm_matrix(_lmo(G, lmo_rng)) - W)
+        buf = momentum * buf + s * (_perm_matrix(_lmo(G, lmo_rng)) - W)
         W = W + buf
         trace.record(objective=loss, grad_norm=gnorm, step_size=s, rounded=tl,
                      best=min(best_val, cand_val), n_evals=n_evals, k=len(dec))
