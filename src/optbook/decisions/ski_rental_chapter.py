@@ -287,7 +287,7 @@ def _ratio_curves(combo: float) -> dict:
 
 
 def _ratio_traces(r: dict) -> list:
-    traces = [go.Scatter(x=r["T"], y=y, mode="lines", name=name, line=line_style(k))
+    traces = [go.Scatter(x=r["T"], y=y, mode="lines", name=name, **line_style(k))
               for k, (name, y) in enumerate(r["curves"].items())]
     traces.append(go.Scatter(x=r["T"], y=np.full(r["T"].size, r["lp"]), mode="lines", name="LP optimum (lower bound)",
                              line=dict(color="black", dash="dot", width=1.5)))
@@ -344,8 +344,8 @@ def _la(trust: float) -> dict:
 
 def _la_traces(r: dict) -> list:
     x = np.array(ERRORS)
-    return [go.Scatter(x=x, y=r["la"], mode="lines+markers", name="learning-augmented", line=line_style(0)),
-            go.Scatter(x=x, y=r["karlin"], mode="lines+markers", name="Karlin (no prediction)", line=line_style(1)),
+    return [go.Scatter(x=x, y=r["la"], mode="lines+markers", name="learning-augmented", **line_style(0)),
+            go.Scatter(x=x, y=r["karlin"], mode="lines+markers", name="Karlin (no prediction)", **line_style(1)),
             go.Scatter(x=x, y=np.full(x.size, r["cons"]), mode="lines", name="consistency bound λ/(1-e^-λ)",
                        line=dict(color="grey", dash="dot")),
             go.Scatter(x=x, y=np.full(x.size, r["rob"]), mode="lines", name="robustness bound",
