@@ -46,7 +46,7 @@ CARD = dict(f1=10.0, f2=6.0, rents=(1.0, 1.0))
 COMBO_PRICES = (10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0)
 #: The learning-augmented experiment: price b (rent 1), seasons uniform on 1..3b.
 LA_PRICE = 20
-TRUSTS = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
+TRUSTS = (0.2, 0.3, 0.4, 0.5, 0.7, 1.0)
 ERRORS = (0.0, 0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0)  # prediction-error std, in units of b
 
 GLUE_FORMATS = {
@@ -247,7 +247,7 @@ def card_instance(combo: float = 13.0) -> CSRInstance:
     return CSRInstance(np.array(CARD["rents"]), np.array([0.0, CARD["f1"], CARD["f2"], combo]))
 
 
-SET_NAMES = {0: "rent both", 1: "buy ski 1", 2: "buy ski 2", 3: "buy both"}
+SET_NAMES = {0: "rent both", 1: "buy item 1", 2: "buy item 2", 3: "buy both"}
 
 
 def envelope_figure(combo: float = 13.0) -> go.Figure:
@@ -259,15 +259,16 @@ def envelope_figure(combo: float = 13.0) -> go.Figure:
     fig = go.Figure()
     for k, mask in enumerate(range(4)):
         y = inst.buy[mask] + inst.rent_of(np.array([full ^ mask]))[0] * T
-        fig.add_trace(go.Scatter(x=T, y=y, mode="lines", name=f"{SET_NAMES[mask]}: f(S) + T r(rest)",
+        fig.add_trace(go.Scatter(x=T, y=y, mode="lines", name=SET_NAMES[mask],
                                  line=dict(color=color_for(k + 1), width=1.5, dash="dot")))
     opt = np.min([inst.buy[m] + inst.rent_of(np.array([full ^ m]))[0] * T for m in range(4)], axis=0)
     fig.add_trace(go.Scatter(x=T, y=opt, mode="lines", name="OPT(T): lower envelope", line=dict(color=color_for(0), width=4)))
     chain = opt_chain(inst)
-    for s, tau in zip(chain.sets[1:], chain.breakpoints[1:]):
+    for j, (s, tau) in enumerate(zip(chain.sets[1:], chain.breakpoints[1:])):
         fig.add_vline(x=tau, line=dict(color="grey", dash="dash", width=1))
-        fig.add_annotation(x=tau, y=1.0, yref="y domain", text=f"T={tau:g}: {SET_NAMES[s]}", showarrow=False,
-                           xanchor="left", yanchor="top", font=dict(size=11))
+        fig.add_annotation(x=tau, y=0.98 - 0.09 * j, yref="y domain", text=f" from T={tau:g}: {SET_NAMES[s]}",
+                           showarrow=False, xanchor="left", yanchor="top", font=dict(size=12),
+                           bgcolor="rgba(255,255,255,0.85)")
     base_layout(fig, title="The offline optimum is the lower envelope of one line per set",
                 xaxis_title="season length T (days)", yaxis_title="cost of buying S on day 1", height=430)
     fig.update_yaxes(range=[0, 30])
@@ -287,11 +288,10 @@ def _ratio_curves(combo: float) -> dict:
 
 
 def _ratio_traces(r: dict) -> list:
-    traces = [go.Scatter(x=r["T"], y=y, mode="lines", name=name, **line_style(k))
-              for k, (name, y) in enumerate(r["curves"].items())]
-    traces.append(go.Scatter(x=r["T"], y=np.full(r["T"].size, r["lp"]), mode="lines", name="LP optimum (lower bound)",
-                             line=dict(color="black", dash="dot", width=1.5)))
-    return traces
+    lp = go.Scatter(x=r["T"], y=np.full(r["T"].size, r["lp"]), mode="lines", name="LP optimum (lower bound)",
+                    line=dict(color="rgba(120,120,120,0.45)", width=9))
+    return [lp] + [go.Scatter(x=r["T"], y=y, mode="lines", name=name, **line_style(k))
+                   for k, (name, y) in enumerate(r["curves"].items())]
 
 
 def _ratio_note(combo: float, r: dict) -> str:
@@ -347,18 +347,20 @@ def _la_traces(r: dict) -> list:
     return [go.Scatter(x=x, y=r["la"], mode="lines+markers", name="learning-augmented", **line_style(0)),
             go.Scatter(x=x, y=r["karlin"], mode="lines+markers", name="Karlin (no prediction)", **line_style(1)),
             go.Scatter(x=x, y=np.full(x.size, r["cons"]), mode="lines", name="consistency bound λ/(1-e^-λ)",
-                       line=dict(color="grey", dash="dot")),
-            go.Scatter(x=x, y=np.full(x.size, r["rob"]), mode="lines", name="robustness bound",
-                       line=dict(color="black", dash="dash"))]
+                       line=dict(color="grey", dash="dot"))]
+
+
+def _la_note(trust: float) -> str:
+    r = _la(trust)
+    return (f"λ = {trust:g}: exact predictions {r['la'][0]:.3f}, error 3b {r['la'][-1]:.3f}"
+            f"<br>robustness bound {r['rob']:.2f} (above the chart)")
 
 
 _LA_AXES = dict(xaxis_title="prediction error std (units of b)", yaxis_title="mean ALG / OPT")
 
 
 def trust_slider_figure() -> go.Figure:
-    steps = [SliderStep(f"{t:g}", _la_traces(_la(t)), frame_note(f"λ = {t:g}: exact predictions {_la(t)['la'][0]:.3f}, "
-                                                                    f"error 3b {_la(t)['la'][-1]:.3f}"))
-             for t in TRUSTS]
+    steps = [SliderStep(f"{t:g}", _la_traces(_la(t)), frame_note(_la_note(t))) for t in TRUSTS]
     return slider_figure(steps, slider_label="trust λ", active=TRUSTS.index(0.5),
                          title="Learning-augmented ski rental: gain with good predictions, bounded loss with bad ones",
                          height=480, **_LA_AXES)
@@ -366,8 +368,9 @@ def trust_slider_figure() -> go.Figure:
 
 def trust_figure(trust: float = 0.5) -> go.Figure:
     r = _la(float(trust))
-    fig = go.Figure(_la_traces(r), layout=frame_note(f"λ = {trust:g}"))
+    fig = go.Figure(_la_traces(r), layout=frame_note(_la_note(float(trust))))
     base_layout(fig, title="Learning-augmented ski rental", height=480, **_LA_AXES)
+    fig.update_yaxes(range=[1.0, 1.75])
     return fig
 
 
