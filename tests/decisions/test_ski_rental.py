@@ -220,3 +220,13 @@ def test_plan_costs_match_a_day_by_day_simulation():
                     owned |= set(batch)
                 cost += sum(inst.rents[i] for i in range(3) if i not in owned)
             assert fast[p, k] == pytest.approx(cost)
+
+
+def test_playing_day_by_day_matches_the_expected_cost():
+    strat, _ = sr.soac(CARD, 30)
+    g = np.random.default_rng(1)
+    for season in (3, 7, 20):
+        costs = [sr.play(CARD, strat, season, g) for _ in range(3000)]
+        assert np.mean(costs) == pytest.approx(strat.expected_cost(CARD, [season])[0], rel=0.03)
+    with pytest.raises(ValueError, match="season"):
+        sr.play(CARD, strat, 0)

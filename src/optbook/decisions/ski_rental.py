@@ -221,6 +221,23 @@ class Strategy:
         return self.plans[g.choice(self.probs.size, p=self.probs)].copy()
 
 
+def play(inst: CSRInstance, strategy: Strategy, season: int, rng=None) -> float:
+    """Play one season online, day by day: draw a plan before day 1, then on each day buy (as one
+    batch) the items the plan schedules for that day and rent the items not yet owned. The player
+    never sees ``season``; the loop simply stops after its last day. Returns the cost paid."""
+    season = check_int(season, "season", minimum=1)
+    plan = strategy.sample(rng)
+    owned = np.zeros(inst.n, dtype=bool)
+    cost = 0.0
+    for day in range(1, season + 1):
+        today = (plan == day) & ~owned
+        if today.any():
+            cost += inst.buy[int((1 << np.flatnonzero(today)).sum())]
+            owned |= today
+        cost += inst.rents[~owned].sum()
+    return float(cost)
+
+
 def default_horizon(inst: CSRInstance) -> int:
     """``ceil(3 max_S f(S) / min_i r_i)``: the adversary's seasons beyond it cannot raise the
     ratio of a sensible strategy by much (the card's rule; tests check stability on doubling)."""

@@ -361,9 +361,11 @@ _LA_AXES = dict(xaxis_title="prediction error std (units of b)", yaxis_title="me
 
 def trust_slider_figure() -> go.Figure:
     steps = [SliderStep(f"{t:g}", _la_traces(_la(t)), frame_note(_la_note(t))) for t in TRUSTS]
-    return slider_figure(steps, slider_label="trust λ", active=TRUSTS.index(0.5),
-                         title="Learning-augmented ski rental: gain with good predictions, bounded loss with bad ones",
-                         height=480, **_LA_AXES)
+    fig = slider_figure(steps, slider_label="trust λ", active=TRUSTS.index(0.5),
+                        title="Learning-augmented ski rental: gain with good predictions, bounded loss with bad ones",
+                        height=480, **_LA_AXES)
+    fig.update_yaxes(range=[1.0, 1.75])  # head room for the note above Karlin's line
+    return fig
 
 
 def trust_figure(trust: float = 0.5) -> go.Figure:
