@@ -100,7 +100,7 @@ def tunings(fast: bool = False) -> dict:
 
 
 @lru_cache(maxsize=16)
-def _instance_results(seed: int, n: int = 2) -> dict:
+def instance_results(seed: int, n: int = 2) -> dict:
     inst = random_instance(seed, n)
     lp, c_lp = optimal_lp(inst)
     so, c_so = soac(inst)
@@ -124,7 +124,7 @@ def claim_soac_optimal(fast: bool = False, control: bool = False) -> Measured:
     tuned = tunings(fast)
     rows = []
     for s in seeds:
-        r = _instance_results(s)
+        r = instance_results(s)
         inst = r["inst"]
         method = worst_ratio(follow_opt(inst), inst) if control else r["soac_worst"]
         base = {m: worst_ratio(BASELINES[m](inst, **t.best), inst) for m, t in tuned.items()}
@@ -276,7 +276,7 @@ def envelope_figure(combo: float = 13.0) -> go.Figure:
 
 
 @lru_cache(maxsize=16)
-def _ratio_curves(combo: float) -> dict:
+def ratio_curves(combo: float) -> dict:
     inst = card_instance(combo)
     T = np.arange(1, 41)
     lp, c_lp = optimal_lp(inst, 40)
@@ -307,7 +307,7 @@ _RATIO_AXES = dict(xaxis_title="season length T (days)", yaxis_title="E[ALG(T)] 
 
 def combo_slider_figure() -> go.Figure:
     """Ratio curves on the card's instance, one frame per combo price."""
-    steps = [SliderStep(f"{c:g}", _ratio_traces(_ratio_curves(c)), frame_note(_ratio_note(c, _ratio_curves(c))))
+    steps = [SliderStep(f"{c:g}", _ratio_traces(ratio_curves(c)), frame_note(_ratio_note(c, ratio_curves(c))))
              for c in COMBO_PRICES]
     return slider_figure(steps, slider_label="combo price f({1,2})", active=COMBO_PRICES.index(13.0),
                          title="Ratio against the season: SOAC is flat at the optimum, the baselines peak",
@@ -316,7 +316,7 @@ def combo_slider_figure() -> go.Figure:
 
 def combo_figure(combo: float = 13.0) -> go.Figure:
     """The live twin of :func:`combo_slider_figure`."""
-    r = _ratio_curves(float(combo))
+    r = ratio_curves(float(combo))
     fig = go.Figure(_ratio_traces(r), layout=frame_note(_ratio_note(combo, r)))
     base_layout(fig, title="Ratio against the season", height=500, **_RATIO_AXES)
     fig.update_yaxes(range=[0.95, 2.3])
@@ -337,7 +337,7 @@ def la_curve(trust: float, b: int = LA_PRICE) -> np.ndarray:
 
 
 @lru_cache(maxsize=16)
-def _la(trust: float) -> dict:
+def la_summary(trust: float) -> dict:
     cons, rob = purohit_bounds(LA_PRICE, trust)
     return {"la": la_curve(trust), "karlin": la_curve(1.0), "cons": cons, "rob": rob}
 
@@ -351,7 +351,7 @@ def _la_traces(r: dict) -> list:
 
 
 def _la_note(trust: float) -> str:
-    r = _la(trust)
+    r = la_summary(trust)
     return (f"λ = {trust:g}: exact predictions {r['la'][0]:.3f}, error 3b {r['la'][-1]:.3f}"
             f"<br>robustness bound {r['rob']:.2f} (above the chart)")
 
@@ -360,7 +360,7 @@ _LA_AXES = dict(xaxis_title="prediction error std (units of b)", yaxis_title="me
 
 
 def trust_slider_figure() -> go.Figure:
-    steps = [SliderStep(f"{t:g}", _la_traces(_la(t)), frame_note(_la_note(t))) for t in TRUSTS]
+    steps = [SliderStep(f"{t:g}", _la_traces(la_summary(t)), frame_note(_la_note(t))) for t in TRUSTS]
     fig = slider_figure(steps, slider_label="trust λ", active=TRUSTS.index(0.5),
                         title="Learning-augmented ski rental: gain with good predictions, bounded loss with bad ones",
                         height=480, **_LA_AXES)
@@ -369,7 +369,7 @@ def trust_slider_figure() -> go.Figure:
 
 
 def trust_figure(trust: float = 0.5) -> go.Figure:
-    r = _la(float(trust))
+    r = la_summary(float(trust))
     fig = go.Figure(_la_traces(r), layout=frame_note(_la_note(float(trust))))
     base_layout(fig, title="Learning-augmented ski rental", height=480, **_LA_AXES)
     fig.update_yaxes(range=[1.0, 1.75])
