@@ -132,7 +132,7 @@ def test_every_baseline_is_at_least_the_lp_value():
 
 def test_follow_opt_switches_at_the_breakpoints():
     assert sr.follow_opt(CARD).plans[0].tolist() == [7, 6]
-    assert sr.bundle_break_even(CARD).plans[0].tolist() == [6, 6]  # round(13 / 2) = 6 (banker's rounding)
+    assert sr.bundle_break_even(CARD).plans[0].tolist() == [7, 7]  # 13 / 2 = 6.5 rounds up
 
 
 def test_cheap_item_is_bought_at_once():

@@ -325,10 +325,10 @@ def buy_all_now(inst: CSRInstance) -> Strategy:
 
 
 def bundle_break_even(inst: CSRInstance, scale: float = 1.0) -> Strategy:
-    """Buy the whole set ``N`` on day ``max(1, round(scale * f(N) / r(N)))`` (``scale = 1``:
+    """Buy the whole set ``N`` on day ``max(1, round(scale * f(N) / r(N)))`` (halves round up) (``scale = 1``:
     break-even)."""
     scale = check_positive(scale, "scale")
-    day = max(1, int(round(scale * inst.buy[-1] / inst.rents.sum())))
+    day = max(1, int(np.floor(scale * inst.buy[-1] / inst.rents.sum() + 0.5)))
     return _deterministic("bundle break-even", np.full(inst.n, day))
 
 
@@ -370,7 +370,7 @@ def per_item_karlin(inst: CSRInstance, scale: float = 1.0) -> Strategy:
     scale = check_positive(scale, "scale")
     per = []
     for i in range(inst.n):
-        b = max(1, int(round(scale * inst.buy[1 << i] / inst.rents[i])))
+        b = max(1, int(np.floor(scale * inst.buy[1 << i] / inst.rents[i] + 0.5)))
         per.append((np.arange(1, b + 1), karlin_probs(b)))
     days = np.array(list(itertools.product(*(d for d, _ in per))), dtype=np.int64).reshape(-1, inst.n)
     probs = np.prod(np.array(list(itertools.product(*(p for _, p in per)))).reshape(-1, inst.n), axis=1)

@@ -294,6 +294,23 @@ def _ratio_traces(r: dict) -> list:
                    for k, (name, y) in enumerate(r["curves"].items())]
 
 
+def _ratio_layout(combo: float, r: dict) -> dict:
+    """The frame's note plus the offline optimum's phases: a dotted line at each breakpoint."""
+    layout = frame_note(_ratio_note(combo, r))
+    shapes, notes = [], []
+    for s, tau in zip(r["chain"].sets[1:], r["chain"].breakpoints[1:]):
+        shapes.append(dict(type="line", x0=tau, x1=tau, xref="x", y0=0, y1=1, yref="y domain",
+                           line=dict(color="grey", dash="dot", width=1)))
+        notes.append(dict(text=f"OPT: {SET_NAMES[s]}", x=tau, xref="x", y=0.02 + 0.07 * len(notes), yref="y domain",
+                          xanchor="left", yanchor="bottom", showarrow=False, font=dict(size=11)))
+    while len(shapes) < 2:  # the same number of shapes in every frame, so none lingers
+        shapes.append(dict(type="line", x0=0, x1=0, xref="x", y0=0, y1=0, yref="y domain", visible=False))
+        notes.append(dict(text="", x=0, xref="x", y=0, yref="y domain", showarrow=False, visible=False))
+    layout["shapes"] = shapes
+    layout["annotations"] = layout["annotations"] + notes
+    return layout
+
+
 def _ratio_note(combo: float, r: dict) -> str:
     worst = {m: y.max() for m, y in r["curves"].items()}
     chain = " ⊂ ".join("{}" if s == 0 else "{" + ",".join(str(i + 1) for i in range(2) if s >> i & 1) + "}"
@@ -307,7 +324,7 @@ _RATIO_AXES = dict(xaxis_title="season length T (days)", yaxis_title="E[ALG(T)] 
 
 def combo_slider_figure() -> go.Figure:
     """Ratio curves on the card's instance, one frame per combo price."""
-    steps = [SliderStep(f"{c:g}", _ratio_traces(ratio_curves(c)), frame_note(_ratio_note(c, ratio_curves(c))))
+    steps = [SliderStep(f"{c:g}", _ratio_traces(ratio_curves(c)), _ratio_layout(c, ratio_curves(c)))
              for c in COMBO_PRICES]
     return slider_figure(steps, slider_label="combo price f({1,2})", active=COMBO_PRICES.index(13.0),
                          title="Ratio against the season: SOAC is flat at the optimum, the baselines peak",
@@ -317,7 +334,7 @@ def combo_slider_figure() -> go.Figure:
 def combo_figure(combo: float = 13.0) -> go.Figure:
     """The live twin of :func:`combo_slider_figure`."""
     r = ratio_curves(float(combo))
-    fig = go.Figure(_ratio_traces(r), layout=frame_note(_ratio_note(combo, r)))
+    fig = go.Figure(_ratio_traces(r), layout=_ratio_layout(combo, r))
     base_layout(fig, title="Ratio against the season", height=500, **_RATIO_AXES)
     fig.update_yaxes(range=[0.95, 2.3])
     return fig
