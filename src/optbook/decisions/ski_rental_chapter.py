@@ -301,7 +301,7 @@ def _ratio_layout(combo: float, r: dict) -> dict:
     for s, tau in zip(r["chain"].sets[1:], r["chain"].breakpoints[1:]):
         shapes.append(dict(type="line", x0=tau, x1=tau, xref="x", y0=0, y1=1, yref="y domain",
                            line=dict(color="grey", dash="dot", width=1)))
-        notes.append(dict(text=f"OPT: {SET_NAMES[s]}", x=tau, xref="x", y=0.02 + 0.07 * len(notes), yref="y domain",
+        notes.append(dict(text=f"OPT: {SET_NAMES[s]}", x=tau, xref="x", y=0.12 + 0.08 * len(notes), yref="y domain",
                           xanchor="left", yanchor="bottom", showarrow=False, font=dict(size=11)))
     while len(shapes) < 2:  # the same number of shapes in every frame, so none lingers
         shapes.append(dict(type="line", x0=0, x1=0, xref="x", y0=0, y1=0, yref="y domain", visible=False))
