@@ -124,10 +124,26 @@ def test_soac_matches_the_lp_on_three_items(seed):
 def test_every_baseline_is_at_least_the_lp_value():
     _, c = sr.optimal_lp(CARD, 50)
     T = np.arange(1, 200)
-    for s in (sr.follow_opt(CARD), sr.bundle_break_even(CARD), sr.per_item_karlin(CARD), sr.buy_all_now(CARD)):
+    for s in (sr.follow_opt(CARD), sr.bundle_break_even(CARD), sr.per_item_karlin(CARD), sr.bundle_karlin(CARD),
+              sr.buy_all_now(CARD)):
         assert s.ratio_curve(CARD, T).max() >= c - 1e-9
     assert sr.buy_all_now(CARD).worst_ratio(CARD, 50) == pytest.approx(13 / 2)
     assert sr.always_rent(CARD).ratio_curve(CARD, np.array([1000]))[0] == pytest.approx(2000 / 13)
+
+
+def test_bundle_rules_buy_everything_in_one_batch():
+    bk = sr.bundle_karlin(CARD)
+    assert bk.probs.sum() == pytest.approx(1) and np.all(bk.plans[:, 0] == bk.plans[:, 1])
+    assert bk.plans[:, 0].max() == 7  # b = round(13 / 2) = 7 days (6.5 rounds up)
+    one = sr.CSRInstance(np.ones(1), np.array([0.0, 10.0]))
+    assert sr.bundle_karlin(one).worst_ratio(one, 40) == pytest.approx(sr.karlin_ratio(10))
+    # one item: the one-batch equaliser is the full optimum; on the card it is the same (the middle step
+    # of the chain is unused there), on an instance whose middle step carries weight it is worse
+    assert sr.bundle_lp(one, 30)[1] == pytest.approx(sr.optimal_lp(one, 30)[1], abs=1e-9)
+    assert sr.bundle_lp(CARD, 40)[1] == pytest.approx(sr.optimal_lp(CARD, 40)[1], abs=1e-6)
+    mid = sr.CSRInstance(np.array([0.55, 1.27]), np.array([0.0, 11.3, 6.39, 17.25]))
+    _, c = sr.optimal_lp(mid)
+    assert sr.soac(mid)[1] == pytest.approx(c, abs=1e-6) and sr.bundle_lp(mid)[1] > c + 0.2
 
 
 def test_follow_opt_switches_at_the_breakpoints():
@@ -195,6 +211,8 @@ def test_purohit_bounds_values():
     (lambda: sr.purohit_probs(10, -1, 0.5), "prediction"),
     (lambda: sr.follow_opt(CARD, scale=0), "scale"),
     (lambda: sr.per_item_karlin(CARD, scale=-1), "scale"),
+    (lambda: sr.bundle_karlin(CARD, scale=0), "scale"),
+    (lambda: sr.bundle_lp(CARD, 0), "horizon"),
     (lambda: sr.Strategy("x", np.ones((2, 2), dtype=int), np.array([0.7, 0.7])), "probs"),
     (lambda: sr.is_submodular(np.array([0.0, 1, 2])), "buy"),
 ])

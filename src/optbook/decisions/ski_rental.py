@@ -346,6 +346,26 @@ def follow_opt(inst: CSRInstance, scale: float = 1.0) -> Strategy:
     return _deterministic("follow-OPT", d)
 
 
+def bundle_karlin(inst: CSRInstance, scale: float = 1.0) -> Strategy:
+    """Karlin's randomised rule applied to the whole set ``N`` as if it were one item of price ``f(N)``
+    and rent ``r(N)``: buy everything, as one batch, on day ``i`` in ``1..b`` with Karlin's probabilities,
+    ``b = max(1, round(scale f(N) / r(N)))`` (halves round up). Randomised and aware of the bundle
+    price, but blind to the cheaper intermediate sets."""
+    scale = check_positive(scale, "scale")
+    b = max(1, int(np.floor(scale * inst.buy[-1] / inst.rents.sum() + 0.5)))
+    days = np.arange(1, b + 1, dtype=np.int64)
+    return Strategy("bundle Karlin", np.repeat(days[:, None], inst.n, axis=1), karlin_probs(b))
+
+
+def bundle_lp(inst: CSRInstance, horizon: int | None = None) -> tuple[Strategy, float]:
+    """The best randomised strategy that buys every item in one batch (the equaliser over the plans
+    "buy ``N`` on day ``d``", ``d`` in ``1..horizon`` or never): SOAC with the chain cut down to
+    ``{} subset N``, the ablation that shows what the chain's intermediate sets are worth."""
+    horizon = default_horizon(inst) if horizon is None else check_int(horizon, "horizon", minimum=1)
+    days = np.append(np.arange(1, horizon + 1), NEVER).astype(np.int64)
+    return _equaliser_lp(inst, np.repeat(days[:, None], inst.n, axis=1), horizon, "bundle equaliser")
+
+
 def karlin_probs(b: int) -> np.ndarray:
     """Karlin et al.'s optimal randomised rule for one item with rent 1 and price ``b`` (an
     integer): buy on day ``i`` in ``1..b`` with probability

@@ -21,6 +21,8 @@ from .ski_rental import (
     CSRInstance,
     Strategy,
     bundle_break_even,
+    bundle_karlin,
+    bundle_lp,
     default_horizon,
     follow_opt,
     karlin_probs,
@@ -40,7 +42,8 @@ CLAIM_SEEDS = (0, 1, 2, 3, 4)
 TUNING_SEEDS = (100, 101, 102)
 #: Every baseline's knob: a multiplier of its waiting times (1 = the textbook rule).
 SCALES = (0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.7)
-BASELINES = {"follow-OPT": follow_opt, "bundle break-even": bundle_break_even, "per-item Karlin": per_item_karlin}
+BASELINES = {"follow-OPT": follow_opt, "bundle break-even": bundle_break_even, "per-item Karlin": per_item_karlin,
+             "bundle Karlin": bundle_karlin}
 #: The card's two-item instance: f({1}) = 10, f({2}) = 6, f({1,2}) = 13, rents 1.
 CARD = dict(f1=10.0, f2=6.0, rents=(1.0, 1.0))
 COMBO_PRICES = (10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0)
@@ -52,7 +55,8 @@ ERRORS = (0.0, 0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0)  # prediction-error std, in u
 GLUE_FORMATS = {
     "soac_optimal": {"max_gap": "{:.1e}", "median_soac": "{:.3f}", "median_lp": "{:.3f}",
                      "median_best_baseline": "{:.3f}", "min_baseline_excess": "{:.3f}",
-                     "median_baseline_excess": "{:.3f}"},
+                     "median_baseline_excess": "{:.3f}", "ablation_max_gap": "{:.3f}",
+                     "ablation_median_gap": "{:.3f}", "ablation_zero": "{:.0f}"},
     "learning_augmented": {"consistency": "{:.3f}", "consistency_bound": "{:.3f}", "consistency_spread": "{:.3f}",
                            "robust_mean": "{:.3f}", "robustness_bound": "{:.3f}", "karlin_mean": "{:.3f}"},
 }
@@ -104,8 +108,9 @@ def instance_results(seed: int, n: int = 2) -> dict:
     inst = random_instance(seed, n)
     lp, c_lp = optimal_lp(inst)
     so, c_so = soac(inst)
+    _, c_bundle = bundle_lp(inst)
     return {"inst": inst, "lp": c_lp, "soac": c_so, "soac_worst": worst_ratio(so, inst), "soac_strategy": so,
-            "lp_strategy": lp}
+            "lp_strategy": lp, "bundle_lp": c_bundle}
 
 
 @claim("28", "SOAC attains the optimal competitive ratio and beats every tuned baseline",
@@ -115,8 +120,13 @@ def instance_results(seed: int, n: int = 2) -> dict:
              "PDF was not available to us; the threshold below is the issue's rule)",
        expect="on 5 random two-item submodular instances (seeds 0-4): max over instances of |SOAC's worst-case "
               "ratio - the LP optimum| <= 0.01, and the median excess of the best tuned baseline (follow-OPT, "
-              "bundle break-even, per-item Karlin; 7 scales each, tuned on held-out instances 100-102) over "
-              "SOAC's ratio >= 0.05 (a gap of 5%, far above the LP's 1e-9 tolerance)",
+              "bundle break-even, per-item Karlin, bundle Karlin; 7 scales each, tuned on held-out instances "
+              "100-102) over SOAC's ratio >= 0.05 (a gap of 5%, far above the LP's 1e-9 tolerance). Both LPs "
+              "are solved by the same code over nested plan sets (SOAC's chain plans are a subset of all "
+              "plans), so the first criterion tests only whether the chain restriction loses anything; the "
+              "chain's worth is reported as an ablation (SOAC cut down to one-batch plans), not a criterion. "
+              "Referee's change after the first full run: bundle Karlin (randomised, bundle-aware) was added "
+              "to the baselines for fairness; thresholds unchanged",
        control="SOAC's randomisation removed: follow-OPT, which climbs the same chain at the offline "
                "optimum's breakpoints, stands in for SOAC (it must miss the 0.01 band)")
 def claim_soac_optimal(fast: bool = False, control: bool = False) -> Measured:
@@ -133,9 +143,11 @@ def claim_soac_optimal(fast: bool = False, control: bool = False) -> Measured:
     best_base = np.array([min(row[m] for m in BASELINES) for row in rows])
     method = np.array([row["method"] for row in rows])
     excess = best_base - method
+    ablation = np.array([instance_results(s)["bundle_lp"] - instance_results(s)["lp"] for s in seeds])
     values = {"max_gap": gap.max(), "median_soac": np.median(method), "median_lp": np.median([r["lp"] for r in rows]),
               "median_best_baseline": np.median(best_base), "median_baseline_excess": np.median(excess),
-              "min_baseline_excess": excess.min()}
+              "min_baseline_excess": excess.min(), "ablation_max_gap": ablation.max(),
+              "ablation_median_gap": np.median(ablation), "ablation_zero": int(np.sum(ablation < 1e-6))}
     who = "follow-OPT (control)" if control else "SOAC"
     return Measured(values, criteria=[Criterion("max_gap", "<=", 0.01), Criterion("median_baseline_excess", ">=", 0.05)],
                     seeds=seeds, precondition=bool(np.all(best_base >= np.array([r["lp"] for r in rows]) - 1e-9)),
@@ -177,31 +189,31 @@ def la_experiment(trust: float, error: float, seed: int, draws: int = 4000, b: i
     return float(la_expected_ratio(b, trust, T, y).mean())
 
 
-@claim("28", "Learning-augmented rule: consistent with a good prediction, robust to a bad one",
-       kind="reproduction", name="learning_augmented",
-       paper="the learning-augmented algorithm recovers the consistency-robustness trade-off of Purohit et al. "
-             "(2018) on classic ski rental: ratio at most lambda/(1-e^-lambda) (1.271 at lambda = 0.5) with a "
-             "perfect prediction, at most (1+1/b)/(1-e^-(lambda-1/b)) whatever the prediction",
+@claim("28", "Learning-augmented rule (one item): mean ratios under Purohit et al.'s bounds", kind="identity",
+       name="learning_augmented",
        expect="b = 20, lambda = 0.5, seasons uniform on 1..60, 4000 draws per seed, seeds 0-4: median over seeds "
               "of the mean ratio with exact predictions <= 0.5/(1-e^-0.5) = 1.271, and with prediction error of "
-              "std 3b <= the robustness bound (1.05/(1-e^-0.45) = 2.897)",
-       control="the prediction ignored: lambda = 1, which is Karlin's rule (its consistency must miss 1.271)")
-def claim_learning_augmented(fast: bool = False, control: bool = False) -> Measured:
+              "std 3b <= the robustness bound (1.05/(1-e^-0.45) = 2.897). An identity, not a reproduction: the "
+              "rule is Purohit et al.'s (the paper's bundle algorithm was not available), a mean over seasons "
+              "cannot exceed the worst case that their theorem bounds (la_bounds checks it), so only a bug can "
+              "break it. First registered as a reproduction with lambda = 1 (Karlin) as its control; "
+              "re-registered as an identity by the referee")
+def claim_learning_augmented(fast: bool = False) -> Measured:
     seeds = CLAIM_SEEDS[:2] if fast else CLAIM_SEEDS
     draws = 1000 if fast else 4000
     lam = 0.5
-    used = 1.0 if control else lam
     cons_bound, rob_bound = purohit_bounds(LA_PRICE, lam)
-    cons = np.array([la_experiment(used, 0.0, s, draws) for s in seeds])
-    rob = np.array([la_experiment(used, 3.0, s, draws) for s in seeds])
+    cons = np.array([la_experiment(lam, 0.0, s, draws) for s in seeds])
+    rob = np.array([la_experiment(lam, 3.0, s, draws) for s in seeds])
     karlin = np.array([la_experiment(1.0, 0.0, s, draws) for s in seeds])
     values = {"consistency": np.median(cons), "consistency_bound": cons_bound,
               "consistency_spread": cons.max() - cons.min(), "robust_mean": np.median(rob),
               "robustness_bound": rob_bound, "karlin_mean": np.median(karlin)}
     return Measured(values, criteria=[Criterion("consistency", "<=", float(cons_bound)),
                                       Criterion("robust_mean", "<=", float(rob_bound))],
-                    seeds=seeds, summary=f"lambda={used:g}: mean ratio {np.median(cons):.3f} with exact predictions "
-                                         f"(bound {cons_bound:.3f}), {np.median(rob):.3f} with error 3b")
+                    seeds=seeds, summary=f"lambda={lam:g}: mean ratio {np.median(cons):.3f} with exact predictions "
+                                         f"(bound {cons_bound:.3f}; Karlin {np.median(karlin):.3f}), "
+                                         f"{np.median(rob):.3f} with error 3b")
 
 
 @claim("28", "One item: the LP's optimal ratio is Karlin's 1/(1-(1-1/b)^b)", kind="identity", name="karlin_lp",
