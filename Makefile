@@ -9,7 +9,7 @@ export OPENBLAS_NUM_THREADS := 1
 export OMP_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 
-.PHONY: book test unit browser serve notebooks bench clean page
+.PHONY: book test unit browser serve notebooks bench clean page warm
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -49,8 +49,8 @@ _assets/mathjax/tex-chtml.js: $(STAMP)
 # Sphinx's saved environment with it (else Sphinx sees no changed page and executes nothing).
 # Chapters record their full-size claim results in _build/claims for the scoreboard page; only the
 # build sets OPTBOOK_CLAIMS_DIR, so the fast results of `make unit` never stand in for them.
-book: $(STAMP) $(PLOTLY_JS) _assets/mathjax/tex-chtml.js
-	@hash=$$(find src pyproject.toml -type f -name '*.py' -o -name pyproject.toml | sort | xargs cat | sha256sum | cut -c1-16); \
+book: $(STAMP) $(PLOTLY_JS) _assets/mathjax/tex-chtml.js warm
+	@hash=$$(find src pyproject.toml -type f \( -name '*.py' -o -name '*.txt' -o -name pyproject.toml \) | sort | xargs cat | sha256sum | cut -c1-16); \
 	if [ "$$(cat _build/.src-hash 2>/dev/null)" != "$$hash" ]; then \
 	  echo "src/ changed: re-executing every chapter"; \
 	  rm -rf _build/.jupyter_cache _build/claims _build/.doctrees; \
@@ -62,7 +62,7 @@ book: $(STAMP) $(PLOTLY_JS) _assets/mathjax/tex-chtml.js
 
 # One chapter as a stand-alone page (seconds, not a whole book): make page CH=01 (or CH=intro), then
 # .venv/bin/python tools/shoot.py on the page it prints for desktop/phone, light/dark screenshots.
-page: $(STAMP) $(PLOTLY_JS) _assets/mathjax/tex-chtml.js
+page: $(STAMP) $(PLOTLY_JS) _assets/mathjax/tex-chtml.js warm
 	@test -n "$(CH)" || { echo "usage: make page CH=NN"; exit 2; }
 	@src=$$(ls book/part*/$(CH)-*.md book/$(CH).md 2>/dev/null | head -1); test -n "$$src" || { echo "no chapter $(CH)"; exit 2; }; \
 	page=_build/_page/$$(echo "$${src%.md}" | tr / -); rm -rf "$$page"; mkdir -p _build; \
@@ -70,7 +70,12 @@ page: $(STAMP) $(PLOTLY_JS) _assets/mathjax/tex-chtml.js
 	out=$$page/html; cp -r _assets/. "$$out/_static/"; \
 	echo "$$out/$$(basename "$${src%.md}").html"
 
-unit: $(STAMP)
+# Part VII's tiny language models, trained once and cached (~/.cache/optbook, or $$OPTBOOK_CACHE)
+# before the chapters that share them run in parallel; a no-op once they are cached.
+warm: $(STAMP)
+	$(BIN)/python -m optbook warm
+
+unit: $(STAMP) warm
 	$(BIN)/python -m pytest -m "not book" -q
 
 browser: $(STAMP)

@@ -1,4 +1,4 @@
-"""Command line: ``python -m optbook claims | list | bench``."""
+"""Command line: ``python -m optbook claims | list | notebook | bench | warm``."""
 from __future__ import annotations
 
 import argparse
@@ -100,6 +100,17 @@ def _cmd_bench(args) -> int:
     return 0
 
 
+def _cmd_warm(args) -> int:
+    """Train and cache Part VII's tiny language models before the parallel notebook runs."""
+    from .core.cache import cache_dir
+    from .llm import tinylm
+
+    t0 = time.perf_counter()
+    tinylm.warm()
+    print(f"tiny language models cached in {cache_dir()} ({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m optbook", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -123,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", default="bench.json")
     p.add_argument("--skip-notebooks", action="store_true")
     p.set_defaults(func=_cmd_bench)
+    p = sub.add_parser("warm", help="train and cache the tiny language models of Part VII")
+    p.set_defaults(func=_cmd_warm)
     args = ap.parse_args(argv)
     if args.cmd == "notebook" and args.timeout <= 0:
         ap.error(f"--timeout must be positive, got {args.timeout}")

@@ -1,0 +1,1 @@
+"""Part VII: large language models (compression, alignment, fusion, reasoning) at CPU scale."""
