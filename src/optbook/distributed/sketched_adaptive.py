@@ -169,7 +169,7 @@ def intrinsic_dimension(H: np.ndarray) -> float:
 
 def power_law_spectrum(d: int, p: float) -> np.ndarray:
     """``lambda_i = i^(-p)``, i = 1..d (p = 0: the identity)."""
-    return np.arange(1, check_int(d, "d", minimum=1) + 1, dtype=float) ** -check_in_range(p, "p", 0.0, 10.0)
+    return np.arange(1, check_int(d, "d", minimum=1) + 1, dtype=float) ** -check_in_range(p, "p", 0.0, 10.0, closed=(True, True))
 
 
 def flat_spectrum(d: int, rng: int = 0) -> np.ndarray:
@@ -295,13 +295,18 @@ def run_sadl(problem: FederatedProblem, method: str = "sadl", *, b: int = 40, sk
     trace.record(objective=problem.loss(server.x), floats=0.0)
     iterates = [server.x.clone()]
 
-    def moments(t: int, mbar: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Desketch a broadcast: what server and clients both compute from the b floats."""
+    def sketches(t: int) -> list[Sketch]:
+        """Round t's sketch(es), rebuilt from the shared seed by whoever needs them."""
         if method == "sadl":
             h = b // 2
-            return (Sketch(sketch, d, h, (seed, t, 1)).desketch(mbar[:h]),
-                    Sketch(sketch, d, b - h, (seed, t, 2)).desketch(mbar[h:]))
-        full = Sketch(sketch, d, b, (seed, t, 0)).desketch(mbar)
+            return [Sketch(sketch, d, h, (seed, t, 1)), Sketch(sketch, d, b - h, (seed, t, 2))]
+        return [Sketch(sketch, d, b, (seed, t, 0))]
+
+    def moments(sk: list[Sketch], mbar: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Desketch a broadcast: what server and clients both compute from the b floats."""
+        if len(sk) == 2:
+            return sk[0].desketch(mbar[: sk[0].b]), sk[1].desketch(mbar[sk[0].b:])
+        full = sk[0].desketch(mbar)
         return full, full
 
     for t in range(rounds):
@@ -309,12 +314,9 @@ def run_sadl(problem: FederatedProblem, method: str = "sadl", *, b: int = 40, sk
         clients, idx = sample_round(seed, t, C, problem.samples_per_client, C, K, batch)
         deltas, _ = local_training(problem, client, {"x": server.x.expand(C, d)}, clients, idx)
         change = -deltas                                                  # x - y_c: along the gradient
-        if method == "sadl":
-            h = b // 2
-            up = torch.cat((Sketch(sketch, d, h, (seed, t, 1)).sketch(change),
-                            Sketch(sketch, d, b - h, (seed, t, 2)).sketch(change)), dim=-1)
-        elif method in ("sadl-same", "sketched-sgd"):
-            up = Sketch(sketch, d, b, (seed, t, 0)).sketch(change)
+        sk = sketches(t) if method in ("sadl", "sadl-same", "sketched-sgd") else []
+        if sk:
+            up = torch.cat([r.sketch(change) for r in sk], dim=-1)
         elif method == "topk-ef":
             error += change
             up = _topk(error, b // 2)
@@ -329,15 +331,15 @@ def run_sadl(problem: FederatedProblem, method: str = "sadl", *, b: int = 40, sk
         else:
             ledger.down(mbar, C)
         if method in ("sadl", "sadl-same"):
-            first, second = moments(t, mbar)
+            first, second = moments(sk, mbar)
             server = ada_opt(server, first, second, lr, betas, eps)
-            if mirror is not None:
-                first, second = moments(t, mbar.clone())
+            if mirror is not None:                                        # a client: own sketch, same seed
+                first, second = moments(sketches(t), mbar.clone())
                 mirror = ada_opt(mirror, first, second, lr, betas, eps)
         elif method in ("amsgrad", "topk-ef"):
             server = ada_opt(server, mbar, mbar, lr, betas, eps)
         elif method == "sketched-sgd":
-            server = AMSGradState(server.x - lr * moments(t, mbar)[0], server.m, server.v, server.vhat)
+            server = AMSGradState(server.x - lr * moments(sk, mbar)[0], server.m, server.v, server.vhat)
         else:
             server = AMSGradState(server.x - lr * mbar, server.m, server.v, server.vhat)
         extra = {} if mirror is None else {"sync_gap": float((mirror.x - server.x).abs().max())}
