@@ -79,10 +79,16 @@ def run(method: str, kind: str, b: int, lr: float, seed: int, rounds: int = RUN[
 
 
 def loss_ratio(method: str, kind: str, b: int, lr: float, seed: int, fast: bool = False, **kw) -> float:
-    """Final loss over initial loss, L_T / L_0 (NaN if the run diverged)."""
+    """Final loss over initial loss, L_T / L_0; NaN if the run diverged (overflowed, or ended above
+    ``DIVERGED`` times its initial loss)."""
     res = run(method, kind, b, lr, seed, rounds=FAST_ROUNDS if fast else RUN["rounds"], **kw)
     r = res.final_loss / float(res.trace.objective[0])
-    return r if np.isfinite(r) and len(res.trace) == res.trace.meta["rounds"] + 1 else float("nan")
+    ok = np.isfinite(r) and r <= DIVERGED and len(res.trace) == res.trace.meta["rounds"] + 1
+    return r if ok else float("nan")
+
+
+#: A run that ends above this multiple of its initial loss has diverged (its score is NaN, ranked last).
+DIVERGED = 1e3
 
 
 def _grid(method: str, fast: bool) -> dict:
@@ -95,7 +101,9 @@ def tuning(method: str, kind: str, b: int, fast: bool = False) -> Tuning:
     """``method`` at sketch size b on a spectrum, tuned on its grid of kappa by L_T / L_0 on the
     held-out seeds (fast: the grid's middle two values)."""
     method = check_choice(method, "method", tuple(LABELS))
-    name = LABELS[method] + ("" if method in ("amsgrad", "fedavg") else f", b = {b}")
+    short = {"amsgrad": "AMSGrad", "sadl": "SADL", "sadl-same": "SADL one sketch", "sketched-sgd": "sketched SGD",
+             "fedavg": "FedAvg", "topk-ef": "top-k EF"}[method]
+    name = short + ("" if method in ("amsgrad", "fedavg") else f" b={b}") + f" · {kind}"
     return grid_search(name, lambda seed, lr: loss_ratio(method, kind, b, lr, seed, fast), _grid(method, fast),
                        TUNING_SEEDS)
 
@@ -310,12 +318,6 @@ def eps_runs(eps: float) -> dict[str, FedResult]:
                                                                       EXPLORE["rounds"], eps=eps)}
 
 
-def _eps_note(eps: float, runs: dict[str, FedResult]) -> str:
-    return f"eps = {eps:.0e}: final L_T / L_0: " + ", ".join(
-        f"{n.split(',')[0] if 'one' not in n else 'one sketch'} {r.final_loss / r.trace.objective[0]:.3f}"
-        for n, r in runs.items())
-
-
 EPS_TITLE = "The ε pitfall: first-step sizes (left) and loss (right), split sketches against one sketch"
 BINS = np.linspace(-4, 4, 33)
 
@@ -331,9 +333,14 @@ def _eps_frame(eps: float) -> tuple[list, dict]:
                            opacity=0.7, showlegend=False))
     curves = [t.update(xaxis="x2", yaxis="y2") for t in curve_traces(eps_runs(eps))]
     tails = {k: float(np.quantile(v, 0.999)) for k, v in hist.items()}
-    note = frame_note(f"ε = {eps:.0e}: 99.9% of first steps below {tails['split']:.1f}κ (split), "
-                      f"{tails['same']:.2f}κ (one sketch)<br>" + _eps_note(eps, eps_runs(eps)).split(": ", 1)[1])
-    return bars + curves, note
+    left = frame_note(f"ε = {eps:.0e}<br>99.9% of first steps<br>below {tails['split']:.1f}κ (split),<br>"
+                      f"{tails['same']:.2f}κ (one sketch)")["annotations"][0]
+    runs = eps_runs(eps)
+    right = dict(left, xref="x2 domain", yref="y2 domain", x=0.99, xanchor="right", align="right",
+                 text="final L_T / L_0:<br>" + "<br>".join(
+                     f"{n.split(',')[0] if 'one' not in n else 'one sketch'} {r.final_loss / r.trace.objective[0]:.3f}"
+                     for n, r in runs.items()))
+    return bars + curves, {"annotations": [left, right]}
 
 
 def _eps_axes(fig: go.Figure) -> go.Figure:
