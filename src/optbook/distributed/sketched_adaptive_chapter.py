@@ -270,10 +270,21 @@ EXPONENTS = (0.0, 0.5, 1.0, 1.5, 2.0)
 EXPLORE = dict(lr=0.03, rounds=100)
 
 
-@lru_cache(maxsize=8)
 def spectrum_runs(p: float) -> dict[str, FedResult]:
-    """Uncompressed AMSGrad and SADL at b = 102 and 20 on lambda_i = i^-p (seed 0, 100 rounds)."""
+    """Uncompressed AMSGrad and SADL at b = 102 and 20 on lambda_i = i^-p (seed 0, 100 rounds); the
+    whole grid of exponents is computed at the first call, so every later slider move is a lookup."""
     p = check_in_range(p, "p", 0.0, 10.0, closed=(True, True))
+    if p not in EXPONENTS:
+        raise ValueError(f"p must be one of {EXPONENTS}, got {p}")
+    return _spectrum_sweep()[p]
+
+
+@lru_cache(maxsize=1)
+def _spectrum_sweep() -> dict[float, dict[str, FedResult]]:
+    return {p: _spectrum_runs(p) for p in EXPONENTS}
+
+
+def _spectrum_runs(p: float) -> dict[str, FedResult]:
     return {LABELS["amsgrad"]: run("amsgrad", "power-law", D, EXPLORE["lr"], 0, EXPLORE["rounds"], p),
             f"SADL, b = {B_LARGE} (10%)": run("sadl", "power-law", B_LARGE, EXPLORE["lr"], 0, EXPLORE["rounds"], p),
             f"SADL, b = {B_SMALL} (2%)": run("sadl", "power-law", B_SMALL, EXPLORE["lr"], 0, EXPLORE["rounds"], p)}
@@ -296,9 +307,6 @@ def spectrum_slider_figure() -> go.Figure:
 
 def spectrum_live(p: float = 1.5) -> go.Figure:
     """Live twin of the spectrum explorer."""
-    p = check_in_range(p, "p", 0.0, 10.0, closed=(True, True))
-    if p not in EXPONENTS:
-        raise ValueError(f"p must be one of {EXPONENTS}, got {p}")
     runs = spectrum_runs(p)
     fig = go.Figure(curve_traces(runs), layout=frame_note(_spectrum_note(p, runs)))
     return base_layout(fig, logy=True, xaxis_title="round t", yaxis_title="loss L_t / L_0", title=f"p = {p:g}")
@@ -309,10 +317,21 @@ def spectrum_live(p: float = 1.5) -> go.Figure:
 EPSILONS = (1e-8, 1e-6, 1e-4, 1e-2)
 
 
-@lru_cache(maxsize=8)
 def eps_runs(eps: float) -> dict[str, FedResult]:
-    """SADL with split and with shared sketches at one eps (power-law, b = 102, seed 0, 100 rounds)."""
+    """SADL with split and with shared sketches, and uncompressed AMSGrad, at one eps (power-law,
+    b = 102, seed 0, 100 rounds); the whole eps grid is computed at the first call."""
     eps = check_in_range(eps, "eps", 0.0, 1.0, closed=(False, True))
+    if eps not in EPSILONS:
+        raise ValueError(f"eps must be one of {EPSILONS}, got {eps}")
+    return _eps_sweep()[eps]
+
+
+@lru_cache(maxsize=1)
+def _eps_sweep() -> dict[float, dict]:
+    return {e: _eps_runs(e) for e in EPSILONS}
+
+
+def _eps_runs(eps: float) -> dict[str, FedResult]:
     return {f"{LABELS[m]}": run(m, "power-law", B_LARGE, EXPLORE["lr"], 0, EXPLORE["rounds"], eps=eps)
             for m in ("sadl", "sadl-same")} | {LABELS["amsgrad"]: run("amsgrad", "power-law", D, EXPLORE["lr"], 0,
                                                                       EXPLORE["rounds"], eps=eps)}
