@@ -18,8 +18,8 @@ from ..viz import SliderStep, base_layout, frame_note, slider_figure
 from ..viz.style import line_style
 from ..widgets import Explorer, Slider
 from .federated import FedResult
-from .sketched_adaptive import (NoisyQuadratic, Sketch, flat_spectrum, intrinsic_dimension, power_law_spectrum,
-                                run_sadl)
+from .sketched_adaptive import (AMSGradState, NoisyQuadratic, Sketch, ada_opt, flat_spectrum, intrinsic_dimension,
+                                power_law_spectrum, run_sadl)
 
 # --------------------------------------------------------------------------- the setting
 
@@ -387,9 +387,9 @@ def eps_live(eps: float = 1e-8) -> go.Figure:
 
 @lru_cache(maxsize=8)
 def step_histogram(eps: float = 1e-8, b: int = B_LARGE, seed: int = 0) -> dict[str, np.ndarray]:
-    """Per-coordinate |m / (sqrt(v) + eps)| after one round from x_0 on the power-law problem, with the
-    two moments from split sketches and from one sketch (what a first AMSGrad step would take)."""
-    from .sketched_adaptive import AMSGradState, ada_opt
+    """Per-coordinate |m / (sqrt(v) + eps)|, the first AMSGrad step in units of kappa, on the power-law
+    problem: the change sketched is the first round's without gradient noise (K eta lambda x_0), its
+    two moments desketched from split SRHT sketches ("split") and from one sketch ("same")."""
     p = problem("power-law", seed)
     grad = p.lam * x0(seed) * RUN["client_lr"] * RUN["local_steps"]
     out = {}
