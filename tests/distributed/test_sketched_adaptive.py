@@ -197,3 +197,16 @@ def test_bad_input_is_refused(call, name):
 
 def test_sketch_kinds_are_listed():
     assert set(RANDOM) < set(SKETCHES)
+
+
+def test_gloo_run_equals_in_process_and_clients_never_receive_the_model():
+    from optbook.distributed.sketched_adaptive import run_sadl_distributed
+    p = NoisyQuadratic(power_law_spectrum(32, 1.5), num_clients=2, samples=5, seed=0)
+    kw = dict(b=8, sketch="srht", lr=0.05, rounds=3, seed=4, x0=_x0(32))
+    wire = run_sadl_distributed(p, "sadl", **kw)
+    local = run_sadl(p, "sadl", **kw)
+    assert torch.allclose(wire["server"], local.iterates, atol=1e-12, rtol=0)
+    assert all(torch.equal(c, wire["server"]) for c in wire["clients"])     # replicas in sync, bit for bit
+    assert wire["ledger"].floats_up == [2 * 8] * 3 and wire["ledger"].floats_down == [2 * 8] * 3
+    with pytest.raises(ValueError, match="method"):
+        run_sadl_distributed(p, "amsgrad", **kw)

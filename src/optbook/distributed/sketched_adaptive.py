@@ -251,6 +251,24 @@ def _topk(e: torch.Tensor, k: int) -> torch.Tensor:
 # --------------------------------------------------------------------------- one run
 
 
+def round_sketches(method: str, kind: str, d: int, b: int, seed: int, t: int) -> list[Sketch]:
+    """Round t's sketch(es), rebuilt from the shared seed by whoever needs them: two independent
+    halves of b/2 rows for split SADL (first moment, second moment), else one sketch of b rows."""
+    if method == "sadl":
+        h = b // 2
+        return [Sketch(kind, d, h, (seed, t, 1)), Sketch(kind, d, b - h, (seed, t, 2))]
+    return [Sketch(kind, d, b, (seed, t, 0))]
+
+
+def desketch_moments(sk: list[Sketch], mbar: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """What server and workers both compute from the b broadcast floats: the vectors that feed
+    AMSGrad's first and second moments."""
+    if len(sk) == 2:
+        return sk[0].desketch(mbar[: sk[0].b]), sk[1].desketch(mbar[sk[0].b:])
+    full = sk[0].desketch(mbar)
+    return full, full
+
+
 def run_sadl(problem: FederatedProblem, method: str = "sadl", *, b: int = 40, sketch: str = "gaussian",
              lr: float = 0.01, client_lr: float = 0.5, betas: tuple[float, float] = (0.9, 0.99), eps: float = 1e-2,
              rounds: int = 200, local_steps: int = 5, batch_size: int = 1, seed: int = 0,
@@ -295,26 +313,12 @@ def run_sadl(problem: FederatedProblem, method: str = "sadl", *, b: int = 40, sk
     trace.record(objective=problem.loss(server.x), floats=0.0)
     iterates = [server.x.clone()]
 
-    def sketches(t: int) -> list[Sketch]:
-        """Round t's sketch(es), rebuilt from the shared seed by whoever needs them."""
-        if method == "sadl":
-            h = b // 2
-            return [Sketch(sketch, d, h, (seed, t, 1)), Sketch(sketch, d, b - h, (seed, t, 2))]
-        return [Sketch(sketch, d, b, (seed, t, 0))]
-
-    def moments(sk: list[Sketch], mbar: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Desketch a broadcast: what server and clients both compute from the b floats."""
-        if len(sk) == 2:
-            return sk[0].desketch(mbar[: sk[0].b]), sk[1].desketch(mbar[sk[0].b:])
-        full = sk[0].desketch(mbar)
-        return full, full
-
     for t in range(rounds):
         ledger.new_round()
         clients, idx = sample_round(seed, t, C, problem.samples_per_client, C, K, batch)
         deltas, _ = local_training(problem, client, {"x": server.x.expand(C, d)}, clients, idx)
         change = -deltas                                                  # x - y_c: along the gradient
-        sk = sketches(t) if method in ("sadl", "sadl-same", "sketched-sgd") else []
+        sk = round_sketches(method, sketch, d, b, seed, t) if method in ("sadl", "sadl-same", "sketched-sgd") else []
         if sk:
             up = torch.cat([r.sketch(change) for r in sk], dim=-1)
         elif method == "topk-ef":
@@ -331,15 +335,15 @@ def run_sadl(problem: FederatedProblem, method: str = "sadl", *, b: int = 40, sk
         else:
             ledger.down(mbar, C)
         if method in ("sadl", "sadl-same"):
-            first, second = moments(sk, mbar)
+            first, second = desketch_moments(sk, mbar)
             server = ada_opt(server, first, second, lr, betas, eps)
             if mirror is not None:                                        # a client: own sketch, same seed
-                first, second = moments(sketches(t), mbar.clone())
+                first, second = desketch_moments(round_sketches(method, sketch, d, b, seed, t), mbar.clone())
                 mirror = ada_opt(mirror, first, second, lr, betas, eps)
         elif method in ("amsgrad", "topk-ef"):
             server = ada_opt(server, mbar, mbar, lr, betas, eps)
         elif method == "sketched-sgd":
-            server = AMSGradState(server.x - lr * moments(sk, mbar)[0], server.m, server.v, server.vhat)
+            server = AMSGradState(server.x - lr * desketch_moments(sk, mbar)[0], server.m, server.v, server.vhat)
         else:
             server = AMSGradState(server.x - lr * mbar, server.m, server.v, server.vhat)
         extra = {} if mirror is None else {"sync_gap": float((mirror.x - server.x).abs().max())}
@@ -349,3 +353,84 @@ def run_sadl(problem: FederatedProblem, method: str = "sadl", *, b: int = 40, sk
         if not np.isfinite(loss):
             break
     return FedResult(server.x, trace, torch.stack(iterates), ledger)
+
+
+# --------------------------------------------------------------------------- over torch.distributed
+
+
+def _sadl_worker(rank: int, world: int, port: int, out: str, problem: FederatedProblem, kw: dict) -> None:
+    """One process of :func:`run_sadl_distributed`: rank 0 is the server, rank c >= 1 trains client c - 1."""
+    import os
+
+    import torch.distributed as dist
+
+    torch.set_num_threads(1)
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    try:
+        d, b, C, seed = problem.dim, kw["b"], world - 1, kw["seed"]
+        state = AMSGradState.zeros_like(kw["x0"])
+        client, ledger, iterates = LocalSGD(kw["client_lr"]), Ledger(), [state.x.clone()]
+        for t in range(kw["rounds"]):
+            ledger.new_round()
+            clients, idx = sample_round(seed, t, C, problem.samples_per_client, C, kw["local_steps"], kw["batch_size"])
+            sk = round_sketches(kw["method"], kw["sketch"], d, b, seed, t)
+            if rank == 0:
+                rows = [torch.empty(b, dtype=DTYPE) for _ in range(C)]
+                for c in range(C):
+                    dist.recv(rows[c], src=c + 1)
+                    ledger.up(rows[c])
+                mbar = torch.stack(rows).mean(0)
+            else:
+                c = rank - 1
+                delta, _ = local_training(problem, client, {"x": state.x[None]}, clients[[c]], idx[[c]])
+                dist.send(torch.cat([r.sketch(-delta[0]) for r in sk]).contiguous(), dst=0)
+                mbar = torch.empty(b, dtype=DTYPE)
+            dist.broadcast(mbar, src=0)                       # the only thing a client ever receives
+            ledger.down(mbar, C)
+            first, second = desketch_moments(sk, mbar)
+            state = ada_opt(state, first, second, kw["lr"], kw["betas"], kw["eps"])
+            iterates.append(state.x.clone())
+        torch.save({"iterates": torch.stack(iterates), "ledger": ledger.__dict__}, f"{out}.{rank}")
+    finally:
+        dist.destroy_process_group()
+
+
+def run_sadl_distributed(problem: FederatedProblem, method: str = "sadl", *, b: int = 40, sketch: str = "gaussian",
+                         lr: float = 0.01, client_lr: float = 0.5, betas: tuple[float, float] = (0.9, 0.99),
+                         eps: float = 1e-2, rounds: int = 5, local_steps: int = 5, batch_size: int = 1, seed: int = 0,
+                         x0: torch.Tensor | None = None) -> dict:
+    """SADL over ``torch.distributed`` (gloo, localhost): a server process and one process per client
+    (``problem.num_clients + 1`` in all). Clients send their b-float sketches, the server broadcasts
+    the b-float mean, and every process takes the same AMSGrad step from it: the model itself never
+    crosses the wire. Returns ``{"server": iterates (T+1, d), "clients": [iterates per client],
+    "ledger": the server's Ledger}``.
+    """
+    import os
+    import tempfile
+    import warnings
+
+    import torch.multiprocessing as mp
+
+    from .federated import START_METHOD, _free_port
+
+    if not isinstance(problem, FederatedProblem):
+        raise ValueError(f"problem must be a FederatedProblem, got {type(problem).__name__}")
+    method = check_choice(method, "method", ("sadl", "sadl-same"))
+    # validate every argument the way the in-process loop does (one round, cheaply)
+    check = run_sadl(problem, method, b=b, sketch=sketch, lr=lr, client_lr=client_lr, betas=betas, eps=eps,
+                     rounds=1, local_steps=local_steps, batch_size=batch_size, seed=seed, x0=x0)
+    kw = dict(method=method, b=b, sketch=sketch, lr=float(lr), client_lr=float(client_lr),
+              betas=(float(betas[0]), float(betas[1])), eps=float(eps), rounds=check_int(rounds, "rounds", minimum=1),
+              local_steps=local_steps, batch_size=batch_size, seed=seed, x0=check.iterates[0])
+    world = problem.num_clients + 1
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "sadl")
+        with warnings.catch_warnings():
+            # Python >= 3.12 warns about forking a process with threads (as in chapter 21's engine).
+            warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks", category=DeprecationWarning)
+            mp.start_processes(_sadl_worker, args=(world, _free_port(), out, problem, kw), nprocs=world, join=True,
+                               start_method=START_METHOD)
+        parts = [torch.load(f"{out}.{r}", weights_only=False) for r in range(world)]
+    return {"server": parts[0]["iterates"], "clients": [p["iterates"] for p in parts[1:]],
+            "ledger": Ledger(**parts[0]["ledger"])}
