@@ -169,7 +169,8 @@ def intrinsic_dimension(H: np.ndarray) -> float:
 
 def power_law_spectrum(d: int, p: float) -> np.ndarray:
     """``lambda_i = i^(-p)``, i = 1..d (p = 0: the identity)."""
-    return np.arange(1, check_int(d, "d", minimum=1) + 1, dtype=float) ** -check_in_range(p, "p", 0.0, 10.0, closed=(True, True))
+    p = check_in_range(p, "p", 0.0, 10.0, closed=(True, True))
+    return np.arange(1, check_int(d, "d", minimum=1) + 1, dtype=float) ** -p
 
 
 def flat_spectrum(d: int, rng: int = 0) -> np.ndarray:
