@@ -215,3 +215,18 @@ def test_gloo_run_equals_in_process_and_clients_never_receive_the_model():
     assert wire["ledger"].floats_up == [2 * 8] * 3 and wire["ledger"].floats_down == [2 * 8] * 3
     with pytest.raises(ValueError, match="method"):
         run_sadl_distributed(p, "amsgrad", **kw)
+
+
+@pytest.mark.parametrize("kind", ("srht", "countsketch"))
+def test_cached_draws_are_the_seeds_own_random_numbers(kind):
+    # the sketch's random numbers are cached per seed; they must be those of default_rng(seed)
+    d, b, seed = 40, 6, (11, 3, 1)
+    S = Sketch(kind, d, b, seed)
+    rng = np.random.default_rng(seed)
+    if kind == "srht":
+        signs = rng.choice([-1.0, 1.0], size=64)
+        assert torch.equal(S.signs, torch.from_numpy(signs))
+        assert torch.equal(S.rows, torch.from_numpy(np.sort(rng.choice(64, size=b, replace=False))))
+    else:
+        assert torch.equal(S.bucket, torch.from_numpy(rng.integers(0, b, size=d)))
+        assert torch.equal(S.signs, torch.from_numpy(rng.choice([-1.0, 1.0], size=d)))

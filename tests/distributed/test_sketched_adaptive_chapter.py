@@ -49,3 +49,9 @@ def test_explorers_render_every_value(explorer):
 def test_bad_input_is_refused(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_every_call_form_of_a_run_shares_one_cache_entry():
+    a = ch.run("sadl", "power-law", ch.B_SMALL, 0.03, 0, rounds=3)
+    assert ch.run("sadl", "power-law", ch.B_SMALL, 0.03, 0, 3, ch.POWER, ch.RUN["eps"], ch.RUN["sketch"]) is a
+    assert ch.run("sadl", "power-law", ch.B_SMALL, 0.03, 0, rounds=3, sketch="gaussian") is not a

@@ -57,6 +57,21 @@ def fwht(x: torch.Tensor) -> torch.Tensor:
     return x
 
 
+@lru_cache(maxsize=8192)
+def _draws(kind: str, n: int, b: int, seeds: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The random numbers of an SRHT (n signs, then b of n rows without replacement) or a
+    CountSketch (n buckets of b, then n signs), from ``default_rng(seeds)``. Cached (about 1 kB
+    each): the runs of one seed (a tuning grid, both spectra) reuse the same round sketches."""
+    rng = np.random.default_rng(seeds)
+    if kind == "srht":
+        signs = rng.choice([-1.0, 1.0], size=n)
+        other = np.sort(rng.choice(n, size=b, replace=False))
+    else:
+        other = rng.integers(0, b, size=n)
+        signs = rng.choice([-1.0, 1.0], size=n)
+    return torch.from_numpy(signs.astype(np.int8)), torch.from_numpy(other)
+
+
 @lru_cache(maxsize=4)
 def _hadamard(n: int) -> torch.Tensor:
     return torch.from_numpy(hadamard(n).astype(float))
@@ -89,19 +104,19 @@ class Sketch:
         seeds = [seed] if isinstance(seed, (int, np.integer)) else list(seed)
         if not seeds or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0 for s in seeds):
             raise ValueError(f"seed must be a non-negative int or a sequence of them, got {seed!r}")
-        rng = np.random.default_rng(seeds)
         if self.kind == "gaussian":
+            rng = np.random.default_rng(seeds)
             self.R = torch.from_numpy(rng.standard_normal((self.b, self.d)) / np.sqrt(self.b))
         elif self.kind == "srht":
             self.n = 1 << (self.d - 1).bit_length()
             if self.b > self.n:
                 raise ValueError(f"b must be <= {self.n} for an srht sketch, got {b}")
-            self.signs = torch.from_numpy(rng.choice([-1.0, 1.0], size=self.n))
-            self.rows = torch.from_numpy(np.sort(rng.choice(self.n, size=self.b, replace=False)))
-            self.H = _hadamard(self.n)[self.rows] if self.n <= DENSE_HADAMARD else None
-        else:
-            self.bucket = torch.from_numpy(rng.integers(0, self.b, size=self.d))
-            self.signs = torch.from_numpy(rng.choice([-1.0, 1.0], size=self.d))
+            signs, self.rows = _draws("srht", self.n, self.b, tuple(int(s) for s in seeds))
+            self.signs = signs.to(DTYPE)
+            self.H = _hadamard(self.n).index_select(0, self.rows) if self.n <= DENSE_HADAMARD else None
+        elif self.kind == "countsketch":
+            signs, self.bucket = _draws("countsketch", self.d, self.b, tuple(int(s) for s in seeds))
+            self.signs = signs.to(DTYPE)
 
     def _check(self, v: torch.Tensor, n: int, name: str) -> torch.Tensor:
         v = torch.as_tensor(v, dtype=DTYPE)
@@ -113,13 +128,16 @@ class Sketch:
 
     def sketch(self, v: torch.Tensor) -> torch.Tensor:
         """``R v`` along the last axis: (..., d) -> (..., b) ('sk' in the paper)."""
-        v = self._check(v, self.d, "v")
+        return self._sketch(self._check(v, self.d, "v"))
+
+    def _sketch(self, v: torch.Tensor) -> torch.Tensor:
+        # unchecked: for the round loop, whose inputs are checked once at its start
         if self.kind == "identity":
             return v.clone()
         if self.kind == "gaussian":
             return v @ self.R.T
         if self.kind == "srht":
-            pad = torch.nn.functional.pad(v, (0, self.n - self.d)) * self.signs
+            pad = (v if self.n == self.d else torch.nn.functional.pad(v, (0, self.n - self.d))) * self.signs
             out = pad @ self.H.T if self.H is not None else fwht(pad)[..., self.rows]
             return out / np.sqrt(self.b)
         out = torch.zeros(*v.shape[:-1], self.b, dtype=DTYPE)
@@ -127,7 +145,9 @@ class Sketch:
 
     def desketch(self, s: torch.Tensor) -> torch.Tensor:
         """``R^T s`` along the last axis: (..., b) -> (..., d) ('desk' in the paper)."""
-        s = self._check(s, self.b, "s")
+        return self._desketch(self._check(s, self.b, "s"))
+
+    def _desketch(self, s: torch.Tensor) -> torch.Tensor:
         if self.kind == "identity":
             return s.clone()
         if self.kind == "gaussian":
@@ -203,6 +223,8 @@ class NoisyQuadratic(FederatedProblem):
         self.xi = torch.from_numpy(self.noise * xi)
 
     def grad(self, params, clients, idx):
+        if idx.shape[1] == 1:                         # batch 1: the same numbers without the mean
+            return self.lam * params + self.xi[clients, idx[:, 0]]
         return self.lam * params + self.xi[clients[:, None], idx].mean(1)
 
     def loss(self, params) -> float:
@@ -251,6 +273,10 @@ def _topk(e: torch.Tensor, k: int) -> torch.Tensor:
 
 # --------------------------------------------------------------------------- one run
 
+#: The engine's per-round draws, cached: every run of a seed (a tuning grid, both spectra, every
+#: method) samples the same clients and mini-batches in round t (read-only tensors).
+_sample_round = lru_cache(maxsize=8192)(sample_round)
+
 
 def round_sketches(method: str, kind: str, d: int, b: int, seed: int, t: int) -> list[Sketch]:
     """Round t's sketch(es), rebuilt from the shared seed by whoever needs them: two independent
@@ -265,8 +291,8 @@ def desketch_moments(sk: list[Sketch], mbar: torch.Tensor) -> tuple[torch.Tensor
     """What server and workers both compute from the b broadcast floats: the vectors that feed
     AMSGrad's first and second moments."""
     if len(sk) == 2:
-        return sk[0].desketch(mbar[: sk[0].b]), sk[1].desketch(mbar[sk[0].b:])
-    full = sk[0].desketch(mbar)
+        return sk[0]._desketch(mbar[: sk[0].b]), sk[1]._desketch(mbar[sk[0].b:])
+    full = sk[0]._desketch(mbar)
     return full, full
 
 
@@ -316,12 +342,12 @@ def run_sadl(problem: FederatedProblem, method: str = "sadl", *, b: int = 40, sk
 
     for t in range(rounds):
         ledger.new_round()
-        clients, idx = sample_round(seed, t, C, problem.samples_per_client, C, K, batch)
+        clients, idx = _sample_round(seed, t, C, problem.samples_per_client, C, K, batch)
         deltas, _ = local_training(problem, client, {"x": server.x.expand(C, d)}, clients, idx)
         change = -deltas                                                  # x - y_c: along the gradient
         sk = round_sketches(method, sketch, d, b, seed, t) if method in ("sadl", "sadl-same", "sketched-sgd") else []
         if sk:
-            up = torch.cat([r.sketch(change) for r in sk], dim=-1)
+            up = torch.cat([r._sketch(change) for r in sk], dim=-1)
         elif method == "topk-ef":
             error += change
             up = _topk(error, b // 2)
