@@ -120,6 +120,18 @@ def test_amsgrad_vhat_is_monotone_and_step_direction():
     assert torch.allclose(st.x, torch.full((3,), -0.1, dtype=torch.float64))
 
 
+def test_split_sketch_feeds_first_half_to_m_and_second_half_to_v():
+    # Algorithm 2: the first b/2 sketched floats feed the first moment, the other b/2 (squared) the second
+    from optbook.distributed.sketched_adaptive import desketch_moments, round_sketches
+    sk = round_sketches("sadl", "srht", 64, 16, 3, 0)
+    mbar = torch.from_numpy(np.random.default_rng(4).standard_normal(16))
+    first, second = desketch_moments(sk, mbar)
+    assert torch.equal(first, sk[0].desketch(mbar[:8])) and torch.equal(second, sk[1].desketch(mbar[8:]))
+    st = ada_opt(AMSGradState.zeros_like(torch.zeros(64, dtype=torch.float64)), first, second, 0.1, (0.9, 0.99), 1e-2)
+    assert torch.allclose(st.m, 0.1 * first) and torch.allclose(st.v, 0.01 * second ** 2)
+    assert torch.allclose(st.x, -0.1 * st.m / (st.vhat.sqrt() + 1e-2))
+
+
 @pytest.mark.parametrize("method", ["sadl", "sadl-same"])
 def test_client_replica_stays_in_sync(method):
     res = run_sadl(_problem(), method, b=16, x0=_x0(), rounds=15, replica=True, sketch="srht")
