@@ -145,7 +145,17 @@ def headline_tunings(fast: bool = False) -> list[Tuning]:
               "order-of-magnitude separation. Premise: uncompressed AMSGrad cuts the loss >= 10x on both spectra. "
               "Disclosed: before registering (commit 8b905cb) we had seen the power-law degradation on the "
               "held-out tuning seed (about 4.3) and in fast mode (about 4.5, 2 seeds, 100 rounds); the thresholds "
-              "are the paper card's, written before any of our runs",
+              "are the paper card's, written before any of our runs. Referee's correction of the rule's wording: "
+              "5x is 0.7 of a decade, not 'half a decade' (that would be 3.2x, which the median fails); the number "
+              "registered, 5, is kept. Referee's checks after the full run (robustness_checks(), not part of the "
+              "criterion): on ten further seeds (5-14) the power-law median is 5.03, 5 of 10 seeds above 5, so the "
+              "power-law half of the verdict sits on its threshold and is a coin flip at this size, while the flat "
+              "half (median 1.4e5, every seed above 6e4) and the gap growth (about 170-fold) hold there too; tuning on three held-out seeds (100-102) "
+              "picks the same kappa as the one-seed tuning for all nine tunings of the chapter, none on a grid "
+              "edge; the control's flat ratio is mostly its denominator (SADL's own L_T/L_0 is 0.28 flat against "
+              "0.16 power-law, uncompressed AMSGrad's 1.7e-6 against 0.035), but with the flat spectrum's gradient "
+              "noise raised 500-fold (sd 5) so that uncompressed AMSGrad ends at 0.023, near the power-law's 0.035, "
+              "the degradation is still 31 (27-34 over seeds 0-4): the control fails for the missing decay",
        control="the flat spectrum in the power-law's place (same sketch size, same tuning): its degradation "
                "must exceed the 5x that the power-law spectrum meets",
        name="spectrum_decides")
@@ -225,6 +235,41 @@ def gloo_run() -> dict:
     kw = {k: v for k, v in RUN.items() if k != "rounds"}
     return run_sadl_distributed(problem("power-law", 7), "sadl", b=B_SMALL, lr=0.03, seed=7, rounds=GLOO_ROUNDS,
                                 x0=x0(7), **kw)
+
+
+def robustness_checks(extra_seeds=tuple(range(5, 15)), noise: float = 5.0) -> dict:
+    """The referee's checks of the headline after its full run (about 170 runs; not in the notebook):
+    the power-law and flat degradations at b = 20 on further seeds with the registered tuning; the
+    chapter's nine tunings redone on three held-out seeds; and the control with its denominator matched,
+    the flat spectrum with gradient noise ``noise`` (tuned again), whose uncompressed AMSGrad ends near
+    the power-law's."""
+    out = {}
+    full = {k: tuned_ratios("amsgrad", k, D, seeds=extra_seeds) for k in SPECTRA}
+    for k in SPECTRA:
+        out[f"extra_seeds_{k}"] = tuned_ratios("sadl", k, B_SMALL, seeds=extra_seeds) / full[k]
+    same = []
+    configs = [(m, k, b) for k in SPECTRA for m, b in (("amsgrad", D), ("sadl", B_LARGE), ("sadl", B_SMALL))]
+    configs += [(m, "power-law", D if m == "fedavg" else B_SMALL) for m in ("sketched-sgd", "topk-ef", "fedavg")]
+    for m, k, b in configs:
+        t3 = grid_search("3 seeds", lambda seed, lr: loss_ratio(m, k, b, lr, seed), _grid(m, False),
+                         TUNING_SEEDS + (101, 102))
+        same.append(t3.best == tuning(m, k, b).best and not t3.on_edge())
+    out["three_seed_tuning_agrees"] = all(same)
+    kw = {k: v for k, v in RUN.items() if k != "rounds"}
+
+    def noisy(method, b, lr, seed):
+        q = NoisyQuadratic(spectrum("flat", seed), seed=seed, **{**PROBLEM, "noise": noise})
+        with one_torch_thread():
+            r = run_sadl(q, method, b=b, lr=lr, seed=seed, x0=x0(seed), rounds=RUN["rounds"], **kw)
+        v = r.final_loss / float(r.trace.objective[0])
+        return v if np.isfinite(v) and v <= DIVERGED else float("nan")
+
+    matched = {}
+    for m, b in (("amsgrad", D), ("sadl", B_SMALL)):
+        lr = grid_search(m, lambda seed, lr: noisy(m, b, lr, seed), _grid(m, False), TUNING_SEEDS).best["lr"]
+        matched[m] = np.array([noisy(m, b, lr, s) for s in CLAIM_SEEDS])
+    out["matched_full"], out["matched_degradation"] = matched["amsgrad"], matched["sadl"] / matched["amsgrad"]
+    return out
 
 
 # --------------------------------------------------------------------------- figures
