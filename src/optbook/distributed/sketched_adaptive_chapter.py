@@ -501,7 +501,7 @@ def baseline_tunings() -> list[Tuning]:
 def bytes_figure(seed: int = 0) -> go.Figure:
     """Loss against rounds (left) and against floats communicated (right), every method tuned."""
     runs = baseline_runs(seed)
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06)
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.09)
     for t in curve_traces(runs, "round"):
         fig.add_trace(t, 1, 1)
     for t in curve_traces(runs, "floats", showlegend=False):
@@ -511,6 +511,7 @@ def bytes_figure(seed: int = 0) -> go.Figure:
     fig.update_xaxes(title_text="round t", row=1, col=1)
     fig.update_xaxes(title_text="floats communicated (log)", type="log", row=1, col=2)
     fig.update_yaxes(title_text="loss L_t / L_0", row=1, col=1)
+    fig.update_yaxes(showticklabels=True, row=1, col=2)    # the panels stack on a phone: both need their ticks
     return fig
 
 
