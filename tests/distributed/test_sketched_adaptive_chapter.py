@@ -55,3 +55,10 @@ def test_every_call_form_of_a_run_shares_one_cache_entry():
     a = ch.run("sadl", "power-law", ch.B_SMALL, 0.03, 0, rounds=3)
     assert ch.run("sadl", "power-law", ch.B_SMALL, 0.03, 0, 3, ch.POWER, ch.RUN["eps"], ch.RUN["sketch"]) is a
     assert ch.run("sadl", "power-law", ch.B_SMALL, 0.03, 0, rounds=3, sketch="gaussian") is not a
+
+
+@pytest.mark.parametrize("kw, name", [({"extra_seeds": ()}, "extra_seeds"), ({"extra_seeds": (1.5,)}, "extra_seeds"),
+                                      ({"noise": -1.0}, "noise"), ({"noise": float("nan")}, "noise")])
+def test_robustness_checks_refuse_bad_input(kw, name):
+    with pytest.raises(ValueError, match=name):
+        ch.robustness_checks(**kw)

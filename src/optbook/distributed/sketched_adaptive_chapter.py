@@ -12,7 +12,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from ..claims import Criterion, Measured, claim
-from ..core import Tuning, check_choice, check_in_range, check_int, grid_search
+from ..core import Tuning, check_choice, check_in_range, check_int, check_positive, grid_search
 from ..core.threads import one_torch_thread
 from ..viz import SliderStep, base_layout, frame_note, slider_figure
 from ..viz.style import line_style
@@ -243,6 +243,10 @@ def robustness_checks(extra_seeds=tuple(range(5, 15)), noise: float = 5.0) -> di
     chapter's nine tunings redone on three held-out seeds; and the control with its denominator matched,
     the flat spectrum with gradient noise ``noise`` (tuned again), whose uncompressed AMSGrad ends near
     the power-law's."""
+    extra_seeds = tuple(check_int(s, "extra_seeds") for s in extra_seeds)
+    if not extra_seeds:
+        raise ValueError("extra_seeds must not be empty")
+    noise = check_positive(noise, "noise")
     out = {}
     full = {k: tuned_ratios("amsgrad", k, D, seeds=extra_seeds) for k in SPECTRA}
     for k in SPECTRA:
