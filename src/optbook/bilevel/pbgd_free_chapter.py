@@ -38,7 +38,7 @@ GRIDS = {
 }
 FIXED = {"PBGD-Free": dict(gamma=GAMMA), "PBGD": dict(gamma=GAMMA, eta_z=1.0, inner_steps=1),
          "AID": dict(eta_y=1.0, cg_steps=1)}
-MAXITER = {"PBGD-Free": 3000, "PBGD": 8000, "AID": 3000}
+MAXITER = {"PBGD-Free": 3000, "PBGD": 6000, "AID": 3000}
 _FUNCS = {"PBGD-Free": pbgd_free, "PBGD": pbgd, "AID": aid}
 TUNING_SEEDS = (100, 101)
 CLAIM_SEEDS = (0, 1, 2, 3, 4)
@@ -131,8 +131,11 @@ def claim_single_loop_saving(fast: bool = False, control: bool = False) -> Measu
 
 
 def final_error(method: str, seed: int, delta: float, fast: bool = False) -> float:
-    """``||x - x*||`` where the tuned method stops (update below 1e-12, or its iteration cap)."""
-    return float(run(method, seed, delta, stop="step", tol=1e-12, **best(method, fast)).trace["x_error"][-1])
+    """``||x - x*||`` where the tuned method stops: PBGD-Free when its update falls below 1e-10 (it
+    has converged to its own fixed point), a baseline when its error falls below 1e-3 of the
+    predicted floor (or at its iteration cap, whichever comes first)."""
+    tol, stop = (1e-10, "step") if method == "PBGD-Free" else (1e-3 * toy(seed, delta).floor(), "x_error")
+    return float(run(method, seed, delta, stop=stop, tol=tol, **best(method, fast)).trace["x_error"][-1])
 
 
 @claim("23", "Without flatness PBGD-Free stalls at the predicted bias δ‖Q⁻¹Aᵀw‖; PBGD does not",
@@ -142,7 +145,7 @@ def final_error(method: str, seed: int, delta: float, fast: bool = False) -> flo
        expect="on the toy with δ in {0.05, 0.1, 0.2} (5 seeds), PBGD-Free's final error divided by the "
               "predicted floor δ||Q^-1 A^T w|| is within 10% of 1 for every (δ, seed) (the card's "
               "figure: the floor is linear in δ with slope exactly this norm), while tuned PBGD's final "
-              "error is below 1% of the floor for every (δ, seed)",
+              "error is below 1% of the floor for every (δ, seed) (it is run until 1e-3 of the floor or its cap)",
        control="PBGD in PBGD-Free's place (the nearest baseline, which keeps the penalty gradient "
                "term): its error is far below the floor, so the ratio is near 0, not 1",
        name="bias_floor")
@@ -285,7 +288,7 @@ def convergence_figure(seed: int = 0) -> go.Figure:
 
 # ---- the representation-learning proxy
 
-SHIFTS = (0.0, 0.25, 0.5, 1.0, 2.0)
+SHIFTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: Settings for the proxy (chosen on seed 1 by hand for stability, then fixed; the proxy is an
 #: exploration, not a claim).
 PROXY_SETTINGS = {"PBGD-Free": dict(gamma=GAMMA, eta_x=0.5, eta_y=0.5),
