@@ -127,7 +127,7 @@ def claim_single_loop_saving(fast: bool = False, control: bool = False) -> Measu
                     seeds=seeds, precondition=bool(np.all(np.isfinite(calls["PBGD"]))),
                     summary=f"PBGD-Free / PBGD calls {values['ratio_pbgd']:.3g}, / AID {values['ratio_aid']:.3g} "
                             f"(median of {len(seeds)} seeds, delta = {delta})",
-                    details=calls)
+                    details=dict(calls=calls, tunings=list(tunings(fast).values())))
 
 
 def final_error(method: str, seed: int, delta: float, fast: bool = False) -> float:
