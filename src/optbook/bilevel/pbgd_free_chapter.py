@@ -362,3 +362,31 @@ def proxy_numbers(seed: int = 0) -> dict[str, float]:
         out[f"free_over_aid_{tag}"] = f["PBGD-Free"] / f["AID"]
         out[f"free_over_pbgd_{tag}"] = f["PBGD-Free"] / f["PBGD"]
     return out
+
+
+# ---- the picture of the idea
+
+def idea_figure(delta: float = 0.6, a: float = 0.8, b: float = 1.0, w: float = 1.0) -> go.Figure:
+    """A one-dimensional toy (d_x = d_y = 1): contours of f(x, y) = 1/2 (x - b)^2 + 1/4 (y - a x)^4
+    + delta w y, the LL solution curve y*(x) = a x, and at points on it the UL step PBGD-Free takes
+    (-grad_x f, plain arrows) against the true negative hypergradient (-grad Phi, dashed tips)."""
+    xs, ys = np.linspace(-1.0, 2.5, 90), np.linspace(-1.5, 2.5, 90)
+    X, Y = np.meshgrid(xs, ys)
+    F = 0.5 * (X - b) ** 2 + 0.25 * (Y - a * X) ** 4 + delta * w * Y
+    fig = go.Figure(go.Contour(x=xs, y=ys, z=F, ncontours=25, colorscale="Greys", showscale=False,
+                               contours=dict(coloring="lines"), name="f(x, y)", hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=xs, y=a * xs, mode="lines", name="y*(x) = a x", line=dict(color="#1f77b4", width=3)))
+    pts = np.array([-0.5, 0.25, 1.0, 1.75])
+    for k, (name, grad, color) in enumerate((("−∇ₓf (PBGD-Free)", pts - b, "#d62728"),
+                                             ("−∇Φ (true)", pts - b + delta * w * a, "#2ca02c"))):
+        yk = a * pts + (0.08 if k else -0.08)
+        fig.add_trace(go.Scatter(x=np.ravel(np.column_stack([pts, pts - 0.5 * grad, np.full_like(pts, np.nan)])),
+                                 y=np.ravel(np.column_stack([yk, yk, np.full_like(pts, np.nan)])), mode="lines+markers",
+                                 name=name, line=dict(color=color, width=3),
+                                 marker=dict(symbol=["circle", "arrow", "circle"] * len(pts), angleref="previous",
+                                             size=[4, 13, 0] * len(pts), color=color)))
+    fig.add_trace(go.Scatter(x=[b, b - delta * w * a], y=[a * b, a * (b - delta * w * a)], mode="markers",
+                             name="PBGD-Free's limit and x*", marker=dict(size=[11, 14], symbol=["x", "star"],
+                                                                           color=["#d62728", "#2ca02c"])))
+    return base_layout(fig, title=f"Flatness: what PBGD-Free sees (red) and what it should follow (green), δ = {delta:g}",
+                       xaxis_title="upper-level variable x", yaxis_title="lower-level variable y", height=460)
