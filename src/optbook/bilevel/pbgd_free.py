@@ -32,6 +32,30 @@ def _sigma(gamma: float) -> float:
     return 0.0 if math.isinf(gamma) else 1.0 / float(gamma)
 
 
+class _Oracles:
+    """The problem's counted oracles without per-call validation: the loop validates the starting
+    point once and checks every new iterate for finiteness, so the hot path skips the checks."""
+
+    def __init__(self, problem: BilevelProblem):
+        self.p, self.calls = problem, problem.calls
+
+    def grad_f(self, x, y):
+        self.calls["grad_f"] += 1
+        return self.p._grad_f(x, y)
+
+    def grad_g(self, x, y):
+        self.calls["grad_g"] += 1
+        return self.p._grad_g(x, y)
+
+    def hvp_g(self, x, y, v):
+        self.calls["hvp_g"] += 1
+        return self.p._hvp_g(x, y, v)
+
+    def cross_g(self, x, y, v):
+        self.calls["cross_g"] += 1
+        return self.p._cross_g(x, y, v)
+
+
 def _loop(name: str, problem: BilevelProblem, x0, y0, step: Callable, *, maxiter: int, tol: float,
           stop: str, x_star, callback) -> Result:
     """The loop every method shares: validation, the trace (with oracle counts), the stopping rule
@@ -54,17 +78,18 @@ def _loop(name: str, problem: BilevelProblem, x0, y0, step: Callable, *, maxiter
         extra = {"ll_calls": problem.ll_calls, "ul_calls": problem.calls["grad_f"]}
         if x_star is not None:
             extra["x_error"] = float(np.linalg.norm(x - x_star))
-        rec.record(x, problem.f(x, y), move, **extra)
+        rec.record(x, problem._f(x, y), move, **extra)
         value = move if stop == "step" else extra["x_error"]
         return bool(value <= rec.tol)
 
     state: dict = {}
+    oracle = _Oracles(problem)
     done, success, message = record(np.inf), False, "maxiter reached"
     if done:
         success, message = True, "converged at the start"
     k = 0
     while not done and k < maxiter:
-        x_new, y_new = step(x, y, state)
+        x_new, y_new = step(oracle, x, y, state)
         k += 1
         if not (np.all(np.isfinite(x_new)) and np.all(np.isfinite(y_new))) or \
                 max(np.abs(x_new).max(), np.abs(y_new).max()) > _BLOWUP:
@@ -102,7 +127,7 @@ def pbgd_free(problem: BilevelProblem, x0, y0=None, *, gamma: float = 10.0, eta_
     sigma = _sigma(gamma)
     eta_x, eta_y = check_positive(eta_x, "eta_x"), check_positive(eta_y, "eta_y")
 
-    def step(x, y, _state):
+    def step(problem, x, y, _state):
         _, fy = problem.grad_f(x, y)
         _, gy = problem.grad_g(x, y)
         y_new = y - eta_y * (sigma * fy + gy)
@@ -134,7 +159,7 @@ def pbgd(problem: BilevelProblem, x0, y0=None, *, gamma: float = 10.0, eta_x: fl
     eta_z = check_positive(eta_z, "eta_z")
     inner_steps = check_int(inner_steps, "inner_steps", minimum=1)
 
-    def step(x, y, state):
+    def step(problem, x, y, state):
         z = state.get("z", y)
         for _ in range(inner_steps):
             z = z - eta_z * problem.grad_g(x, z)[1]
@@ -161,7 +186,7 @@ def aid(problem: BilevelProblem, x0, y0=None, *, eta_x: float = 0.1, eta_y: floa
     inner_steps = check_int(inner_steps, "inner_steps", minimum=1)
     cg_steps = check_int(cg_steps, "cg_steps", minimum=1)
 
-    def step(x, y, state):
+    def step(problem, x, y, state):
         for _ in range(inner_steps):
             y = y - eta_y * problem.grad_g(x, y)[1]
         fx, fy = problem.grad_f(x, y)
