@@ -371,11 +371,11 @@ def proxy_numbers(seed: int = 0) -> dict[str, float]:
 def idea_figure(delta: float = 0.6, a: float = 0.8, b: float = 1.0, w: float = 1.0) -> go.Figure:
     """A one-dimensional toy (d_x = d_y = 1): contours of f(x, y) = 1/2 (x - b)^2 + 1/4 (y - a x)^4
     + delta w y, the LL solution curve y*(x) = a x, and at points on it the UL step PBGD-Free takes
-    (-grad_x f, plain arrows) against the true negative hypergradient (-grad Phi, dashed tips)."""
+    (-grad_x f, dashed arrows) against the true negative hypergradient (-grad Phi, dotted arrows)."""
     xs, ys = np.linspace(-1.0, 2.5, 90), np.linspace(-1.5, 2.5, 90)
     X, Y = np.meshgrid(xs, ys)
     F = 0.5 * (X - b) ** 2 + 0.25 * (Y - a * X) ** 4 + delta * w * Y
-    fig = go.Figure(go.Contour(x=xs, y=ys, z=F, ncontours=25, colorscale="Greys", showscale=False,
+    fig = go.Figure(go.Contour(x=xs, y=ys, z=F, ncontours=25, colorscale=[[0, "#9a9a9a"], [1, "#9a9a9a"]], showscale=False,
                                contours=dict(coloring="lines"), name="f(x, y)", hoverinfo="skip"))
     fig.add_trace(go.Scatter(x=xs, y=a * xs, mode="lines", name="y*(x) = a x", line=dict(color="#1f77b4", width=3)))
     pts = np.array([-0.5, 0.25, 1.0, 1.75])
@@ -390,5 +390,5 @@ def idea_figure(delta: float = 0.6, a: float = 0.8, b: float = 1.0, w: float = 1
     fig.add_trace(go.Scatter(x=[b, b - delta * w * a], y=[a * b, a * (b - delta * w * a)], mode="markers",
                              name="PBGD-Free's limit and x*", marker=dict(size=[11, 14], symbol=["x", "star"],
                                                                            color=["#d62728", "#2ca02c"])))
-    return base_layout(fig, title=f"Flatness: what PBGD-Free sees (red) and what it should follow (green), δ = {delta:g}",
+    return base_layout(fig, title=f"Flatness violated (δ = {delta:g}): PBGD-Free's step (dashed) against the true descent direction (dotted)",
                        xaxis_title="upper-level variable x", yaxis_title="lower-level variable y", height=460)
