@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..claims import Criterion, Measured, claim
-from ..core import Trace, Tuning, check_choice, grid_search, loglog_slope
+from ..core import Trace, Tuning, check_choice, check_int, check_real, grid_search, loglog_slope
 from ..viz import SliderStep, base_layout, frame_note, slider_figure
 from ..viz.convergence import convergence_traces
 from ..widgets import Explorer, Slider
@@ -52,6 +52,14 @@ DELTAS = (0.05, 0.1, 0.2)
 SLIDER_DELTAS = (0.0, 0.02, 0.05, 0.1, 0.2, 0.4)
 
 
+def _among(value, name: str, values: tuple) -> float:
+    """``value`` if it is one of the precomputed ``values`` (the sliders' positions), else ValueError."""
+    v = check_real(value, name)
+    if v not in values:
+        raise ValueError(f"{name} must be one of the precomputed values {values}, got {v}")
+    return v
+
+
 @lru_cache(maxsize=256)
 def toy(seed: int, delta: float = 0.0) -> FlatnessToy:
     """The chapter's flatness toy for one seed and violation ``delta``."""
@@ -69,8 +77,8 @@ def _run(method: str, seed: int, delta: float, stop: str, tol: float, setting: t
 def run(method: str, seed: int, delta: float = 0.0, *, stop: str = "x_error", tol: float = TOL, **setting):
     """One run of ``method`` on :func:`toy` (cached): to ``||x - x*|| <= tol`` by default, or until
     the update is below ``tol`` (``stop="step"``)."""
-    method = check_choice(method, "method", TUNED)
-    return _run(method, int(seed), float(delta), stop, float(tol), tuple(sorted(setting.items())))
+    method, seed, delta = check_choice(method, "method", TUNED), check_int(seed, "seed"), check_real(delta, "delta")
+    return _run(method, seed, delta, stop, float(tol), tuple(sorted(setting.items())))
 
 
 def calls_to_tol(method: str, seed: int, delta: float = 0.0, **setting) -> float:
@@ -246,6 +254,7 @@ def _delta_sweep(seed: int = 0) -> dict:
 
 
 def _delta_step(delta: float, seed: int = 0) -> SliderStep:
+    delta, seed = _among(delta, "delta", SLIDER_DELTAS), check_int(seed, "seed")
     traces = convergence_traces(_delta_sweep(seed)[delta], y="x_error", x="ll_calls")
     floor = toy(seed, delta).floor()
     traces.append(go.Scatter(x=[1, 1e5], y=[max(floor, 1e-16)] * 2, mode="lines", name="predicted floor δ‖Q⁻¹Aᵀw‖",
@@ -257,6 +266,7 @@ def _delta_step(delta: float, seed: int = 0) -> SliderStep:
 def delta_slider_figure(seed: int = 0) -> go.Figure:
     """Error ``||x_k - x*||`` against LL oracle calls for the three tuned methods, one frame per
     flatness violation delta, with PBGD-Free's predicted floor dotted."""
+    seed = check_int(seed, "seed")
     fig = slider_figure([_delta_step(d, seed) for d in SLIDER_DELTAS], slider_label="flatness violation δ",
                         active=2, logx=True, logy=True, xaxis_title="lower-level oracle calls",
                         yaxis_title="‖x − x*‖", title="Error against lower-level calls as flatness is violated")
@@ -283,6 +293,7 @@ EXPLORER_DELTA = Explorer("23", "delta", delta_figure,
 
 def convergence_figure(seed: int = 0) -> go.Figure:
     """The three tuned methods at delta = 0, against LL calls (left) and iterations (right)."""
+    seed = check_int(seed, "seed")
     trs = _delta_sweep(seed)[0.0]
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12)
     for col, x in ((1, "ll_calls"), (2, "iteration")):
@@ -310,8 +321,10 @@ PROXY_ITERS = {"PBGD-Free": 600, "PBGD": 600, "AID": 600}
 
 @lru_cache(maxsize=32)
 def proxy_run(method: str, shift: float, seed: int = 0) -> Trace:
-    """A run on the representation proxy; the trace gains ``phi`` (UL loss at y*(x_k)), thinned."""
+    """A run on the representation proxy, as a trace of the UL loss ``Phi(x_k) = f(x_k, y*(x_k))``
+    (``objective``) against LL calls and wall time at 60 log-spaced iterations."""
     method = check_choice(method, "method", METHODS)
+    seed = check_int(seed, "seed")
     p = RepresentationProxy(shift=shift, rng=seed)
     xs = []
     res = _FUNCS[method](p, p.x0, None, maxiter=PROXY_ITERS[method], tol=1e-12, callback=xs.append,
@@ -330,6 +343,7 @@ def _proxy_sweep(seed: int = 0) -> dict:
 
 
 def _proxy_step(shift: float, seed: int = 0) -> SliderStep:
+    shift, seed = _among(shift, "shift", SHIFTS), check_int(seed, "seed")
     trs = _proxy_sweep(seed)[shift]
     traces = convergence_traces(trs, y="objective", x="ll_calls")
     ends = ", ".join(f"{m}: {t.objective[-1]:.3f}" for m, t in zip(METHODS, trs))
@@ -338,6 +352,7 @@ def _proxy_step(shift: float, seed: int = 0) -> SliderStep:
 
 def proxy_slider_figure(seed: int = 0) -> go.Figure:
     """UL loss Phi(x_k) on the representation proxy against LL calls, one frame per teacher shift."""
+    seed = check_int(seed, "seed")
     return slider_figure([_proxy_step(s, seed) for s in SHIFTS], slider_label="UL teacher shift s", active=0,
                          logx=True, logy=True, xaxis_title="lower-level oracle calls",
                          yaxis_title="UL loss Φ(x) = f(x, y*(x))",
@@ -354,6 +369,7 @@ def proxy_figure(shift: float = 0.0) -> go.Figure:
 
 def proxy_time_figure(shift: float = 0.0, seed: int = 0) -> go.Figure:
     """The proxy's UL loss against wall-clock seconds (one run each; noisy on a shared machine)."""
+    shift, seed = _among(shift, "shift", SHIFTS), check_int(seed, "seed")
     trs = _proxy_sweep(seed)[shift]
     return base_layout(go.Figure(convergence_traces(trs, y="objective", x="time")),
                        title=f"Representation proxy at s = {shift:g}: UL loss against wall time",
@@ -366,6 +382,7 @@ EXPLORER_PROXY = Explorer("23", "proxy", proxy_figure, {"shift": Slider("UL teac
 
 def proxy_numbers(seed: int = 0) -> dict[str, float]:
     """Final UL loss of PBGD-Free over PBGD's and AID's at the smallest and largest shift."""
+    seed = check_int(seed, "seed")
     sw = _proxy_sweep(seed)
     out = {}
     for s, tag in ((SHIFTS[0], "s0"), (SHIFTS[-1], "smax")):
@@ -381,6 +398,7 @@ def idea_figure(delta: float = 0.6, a: float = 0.8, b: float = 1.0, w: float = 1
     """A one-dimensional toy (d_x = d_y = 1): contours of f(x, y) = 1/2 (x - b)^2 + 1/4 (y - a x)^4
     + delta w y, the LL solution curve y*(x) = a x, and at points on it the UL step PBGD-Free takes
     (-grad_x f, dashed arrows) against the true negative hypergradient (-grad Phi, dotted arrows)."""
+    delta, a, b, w = (check_real(v, n) for v, n in ((delta, "delta"), (a, "a"), (b, "b"), (w, "w")))
     xs, ys = np.linspace(-1.0, 2.5, 90), np.linspace(-1.5, 2.5, 90)
     X, Y = np.meshgrid(xs, ys)
     F = 0.5 * (X - b) ** 2 + 0.25 * (Y - a * X) ** 4 + delta * w * Y
