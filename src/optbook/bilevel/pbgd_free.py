@@ -6,8 +6,9 @@ The bilevel problem is ``min_x f(x, y*(x))`` with ``y*(x) = argmin_y g(x, y)`` (
 PBGD with an inner loop that tracks ``y*(x)`` for ``grad v``. PBGD-Free drops the value function
 and the penalty gradient term: one LL gradient per iteration.
 
-The y steps use the paper's normalised form ``sigma f + g`` with ``sigma = 1/gamma`` (our reading
-of its eq. (13): the step size then stays on g's scale however large gamma is). The exact updates
+The y steps use the normalised form ``sigma f + g`` with ``sigma = 1/gamma`` (a public review mentions
+a sigma in the paper's eq. (13); unverified): the step size then stays on g's scale however large
+gamma is. The exact updates
 are a reconstruction from the paper's abstract and introduction and its companion paper.
 """
 from __future__ import annotations
@@ -108,8 +109,8 @@ def _loop(name: str, problem: BilevelProblem, x0, y0, step: Callable, *, maxiter
 def pbgd_free(problem: BilevelProblem, x0, y0=None, *, gamma: float = 10.0, eta_x: float = 0.1,
               eta_y: float = 0.5, maxiter: int = 1000, tol: float = 1e-8, stop: str = "step",
               x_star=None, callback=None) -> Result:
-    """PBGD-Free: single-loop, value-function-free penalty method (the paper's Algorithm 1, as we
-    reconstruct it).
+    """PBGD-Free: the paper's single-loop, value-function-free penalty method, as we reconstruct it
+    (the exact updates are not published in a form we could read).
 
     Each iteration takes one LL step on ``sigma f + g`` (``sigma = 1/gamma``) and one UL step on
     ``grad_x f`` alone::

@@ -114,7 +114,7 @@ def best(method: str, fast: bool = False) -> dict:
        kind="reproduction",
        paper="PBGD-Free needs one lower-level update per iteration and no value function; under "
              "flatness it converges and is more efficient than penalty (PBGD) and implicit-gradient "
-             "bilevel methods (abstract and Section 5; no number for this comparison)",
+             "bilevel methods (abstract and introduction; no number for this comparison)",
        expect="on the flatness toy at δ = 0 (5 held-out seeds; each method tuned on 12 settings on "
               "seeds 100-101), median over seeds of PBGD-Free's LL oracle calls to ||x - x*|| <= 1e-3 "
               "divided by PBGD's is <= 0.2 (the issue's figure: one LL call per iteration against "
@@ -157,7 +157,7 @@ def final_error(method: str, seed: int, delta: float, fast: bool = False) -> flo
 @claim("23", "Without flatness PBGD-Free stalls at the predicted bias δ‖Q⁻¹Aᵀw‖; PBGD does not",
        kind="reproduction",
        paper="under (δ, α)-flatness PBGD-Free converges up to a bias that grows with δ; exact "
-             "convergence needs δ to vanish (Theorem 1, as summarised in the abstract and reviews)",
+             "convergence needs δ to vanish (its convergence theorem, as summarised in the abstract, the companion paper and public reviews)",
        expect="on the toy with δ in {0.05, 0.1, 0.2} (5 seeds), PBGD-Free's final error divided by the "
               "predicted floor δ||Q^-1 A^T w|| is within 10% of 1 for every (δ, seed) (the card's "
               "figure: the floor is linear in δ with slope exactly this norm), while tuned PBGD's final "
