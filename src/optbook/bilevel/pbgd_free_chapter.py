@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from ..claims import Criterion, Measured, claim
 from ..core import Trace, Tuning, check_choice, check_int, check_real, grid_search, loglog_slope
-from ..viz import SliderStep, base_layout, frame_note, slider_figure
+from ..viz import Phase, SliderStep, base_layout, frame_note, phase_layout, slider_figure
 from ..viz.convergence import convergence_traces
 from ..widgets import Explorer, Slider
 from .pbgd_free import aid, implicit_term, pbgd, pbgd_free, penalty_term
@@ -260,7 +260,17 @@ def _delta_step(delta: float, seed: int = 0) -> SliderStep:
     traces.append(go.Scatter(x=[1, 1e5], y=[max(floor, 1e-16)] * 2, mode="lines", name="predicted floor δ‖Q⁻¹Aᵀw‖",
                              line=dict(color="#555", dash="dot", width=1.5), visible=True if delta > 0 else "legendonly"))
     note = f"δ = {delta:g}: floor {floor:.3g}" if delta > 0 else "δ = 0: f is flat at y*, no floor"
-    return SliderStep(f"{delta:g}", traces, frame_note(note))
+    free = _delta_sweep(seed)[delta][0]
+    err, calls = free["x_error"], free["ll_calls"]
+    if delta > 0:
+        k = max(float(calls[int(np.argmax(err <= 1.01 * floor))]), 1.5)
+        phases = [Phase(1.0, k, "descent"), Phase(k, 2e4, "PBGD-Free on its floor")]
+    else:
+        phases = [Phase(1.0, max(float(calls[-1]), 1.5), "PBGD-Free: linear phase")]
+    layout = phase_layout(phases, logx=True)
+    corner = frame_note(note)["annotations"][0] | dict(y=0.02, yanchor="bottom")
+    layout["annotations"] = layout["annotations"] + [corner]
+    return SliderStep(f"{delta:g}", traces, layout)
 
 
 def delta_slider_figure(seed: int = 0) -> go.Figure:
