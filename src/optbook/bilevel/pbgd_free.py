@@ -122,7 +122,9 @@ def pbgd_free(problem: BilevelProblem, x0, y0=None, *, gamma: float = 10.0, eta_
     alternating gradient descent (y descends g alone). ``eta_y`` should be at most
     ``1 / (sigma L_f + L_g)`` (the y-smoothness of ``sigma f + g``).
 
-    Returns a scipy-style :class:`~optbook.core.Result` with ``x``, ``y``, ``trace`` (series
+    ``y0`` defaults to ``y*(x0)`` (an uncounted start, the same for every method). Returns a
+    scipy-style :class:`~optbook.core.Result` with ``x``, ``y``, ``trace`` (its ``grad_norm`` series is
+    the norm of the joint (x, y) update, the quantity ``stop="step"`` compares with ``tol``; series
     ``ll_calls``, ``ul_calls``, and ``x_error`` when ``x_star`` is given), ``ll_calls``, ``calls``.
     """
     sigma = _sigma(gamma)
@@ -181,7 +183,8 @@ def aid(problem: BilevelProblem, x0, y0=None, *, eta_x: float = 0.1, eta_y: floa
     for y, ``cg_steps`` conjugate-gradient steps (warm-started) on ``grad^2_yy g v = grad_y f``, then
     ``x <- x - eta_x (grad_x f - grad^2_xy g v)``.
 
-    Per iteration: K LL gradients, ``cg_steps + 1`` Hessian-vector products, one mixed product.
+    Per iteration: K LL gradients, at most ``cg_steps + 1`` Hessian-vector products (CG stops early
+    on a zero residual), one mixed product.
     """
     eta_x, eta_y = check_positive(eta_x, "eta_x"), check_positive(eta_y, "eta_y")
     inner_steps = check_int(inner_steps, "inner_steps", minimum=1)
