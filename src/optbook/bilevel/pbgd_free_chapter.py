@@ -23,15 +23,18 @@ from .problems import FlatnessToy, QuadraticBilevel, RepresentationProxy
 #: The flatness toy of the claims (fixed before the full run): d_x = 5, d_y = 8, quartic weight
 #: c = 0.1, UL condition number 5; every run starts at x0 = 0, y0 = y*(x0).
 TOY = dict(dx=5, dy=8, c=0.1, kappa=5.0)
-#: The penalty constant of both penalty methods (the card's value; PBGD-Free's x step does not use it).
+#: The penalty constant of PBGD-Free (the card's value; PBGD-Free's x step does not use it) and of
+#: the PBGD shown in the figures.
 GAMMA = 10.0
 #: "Solved": ||x - x*|| <= TOL.
 TOL = 1e-3
 METHODS = ("PBGD-Free", "PBGD", "AID")
-#: PBGD with a small penalty constant, tuned on its own grid of the same size: a sensitivity check
-#: of the headline (gamma = 10 makes PBGD's x step stiff), reported beside it, not part of its criterion.
-SMALL_GAMMA = "PBGD (γ = 1)"
-TUNED = METHODS + (SMALL_GAMMA,)
+#: PBGD's penalty constant is tuned too (added by the chapter's referee after the full run: with
+#: gamma = 10 alone PBGD's x step is gamma-stiff and the headline ratio was ~30x too flattering):
+#: four values of gamma, each with its own 12-setting grid; the claim uses the gamma whose best
+#: score on the tuning seeds is lowest. "PBGD" is gamma = 10.
+PBGD_GAMMAS = {"PBGD": GAMMA, "PBGD (γ = 1)": 1.0, "PBGD (γ = 0.1)": 0.1, "PBGD (γ = 0.01)": 0.01}
+TUNED = METHODS + tuple(PBGD_GAMMAS)[1:]
 #: Every method's grid has 4 x 3 = 12 settings: its UL step times its second knob. PBGD gets one
 #: exact inner step (eta_z = 1 solves this g in one step) and AID one exact CG step: the cheapest
 #: settings the baselines can have here.
@@ -39,12 +42,14 @@ GRIDS = {
     "PBGD-Free": {"eta_x": (0.5, 1.0, 1.5, 2.0), "eta_y": (0.3, 0.6, 0.9)},
     "PBGD": {"eta_x": (0.01, 0.02, 0.04, 0.08), "eta_y": (0.3, 0.6, 0.9)},
     "AID": {"eta_x": (0.5, 1.0, 1.5, 2.0), "inner_steps": (1, 2, 3)},
-    SMALL_GAMMA: {"eta_x": (0.05, 0.1, 0.2, 0.4), "eta_y": (0.3, 0.6, 0.9)},
+    "PBGD (γ = 1)": {"eta_x": (0.05, 0.1, 0.2, 0.4), "eta_y": (0.3, 0.6, 0.9)},
+    "PBGD (γ = 0.1)": {"eta_x": (0.2, 0.4, 0.6, 0.8), "eta_y": (0.1, 0.2, 0.3)},
+    "PBGD (γ = 0.01)": {"eta_x": (0.1, 0.2, 0.4, 0.8), "eta_y": (0.05, 0.1, 0.2)},
 }
-FIXED = {"PBGD-Free": dict(gamma=GAMMA), "PBGD": dict(gamma=GAMMA, eta_z=1.0, inner_steps=1),
-         "AID": dict(eta_y=1.0, cg_steps=1), SMALL_GAMMA: dict(gamma=1.0, eta_z=1.0, inner_steps=1)}
-MAXITER = {"PBGD-Free": 3000, "PBGD": 6000, "AID": 3000, SMALL_GAMMA: 6000}
-_FUNCS = {"PBGD-Free": pbgd_free, "PBGD": pbgd, "AID": aid, SMALL_GAMMA: pbgd}
+FIXED = {"PBGD-Free": dict(gamma=GAMMA), "AID": dict(eta_y=1.0, cg_steps=1),
+         **{m: dict(gamma=g, eta_z=1.0, inner_steps=1) for m, g in PBGD_GAMMAS.items()}}
+MAXITER = {"PBGD-Free": 3000, "AID": 3000, **{m: 6000 for m in PBGD_GAMMAS}}
+_FUNCS = {"PBGD-Free": pbgd_free, "AID": aid, **{m: pbgd for m in PBGD_GAMMAS}}
 TUNING_SEEDS = (100, 101)
 CLAIM_SEEDS = (0, 1, 2, 3, 4)
 #: Flatness violations of the bias-floor claim (and of the explorer).
@@ -81,10 +86,13 @@ def run(method: str, seed: int, delta: float = 0.0, *, stop: str = "x_error", to
     return _run(method, seed, delta, stop, float(tol), tuple(sorted(setting.items())))
 
 
-def calls_to_tol(method: str, seed: int, delta: float = 0.0, **setting) -> float:
-    """LL oracle calls to reach ``||x - x*|| <= TOL`` (inf when the run never does)."""
+def calls_to_tol(method: str, seed: int, delta: float = 0.0, *, all_oracles: bool = False, **setting) -> float:
+    """LL oracle calls (LL plus UL gradient calls when ``all_oracles``) to reach
+    ``||x - x*|| <= TOL`` (inf when the run never does)."""
     res = run(method, seed, delta, **setting)
-    return float(res.ll_calls) if res.success else np.inf
+    if not res.success:
+        return np.inf
+    return float(res.ll_calls + (res.calls.get("grad_f", 0) if all_oracles else 0))
 
 
 @lru_cache(maxsize=4)
@@ -108,6 +116,12 @@ def best(method: str, fast: bool = False) -> dict:
     return tunings(fast)[method].best
 
 
+def best_pbgd(fast: bool = False) -> str:
+    """The PBGD entry (one per penalty constant) whose tuned score on the tuning seeds is lowest."""
+    t = tunings(fast)
+    return min(PBGD_GAMMAS, key=lambda m: t[m].best_score)
+
+
 # --------------------------------------------------------------------------- claims
 
 @claim("23", "At δ = 0, PBGD-Free reaches the solution with at most 0.2× PBGD's lower-level calls",
@@ -119,30 +133,43 @@ def best(method: str, fast: bool = False) -> dict:
               "seeds 100-101), median over seeds of PBGD-Free's LL oracle calls to ||x - x*|| <= 1e-3 "
               "divided by PBGD's is <= 0.2 (the issue's figure: one LL call per iteration against "
               "K + 2 >= 3, plus PBGD's gamma-stiff x step), and divided by AID's is <= 0.5 (AID "
-              "spends >= 3 LL calls per iteration). Reported beside it, not in the criterion (added after "
-              "the first full run, to ask whether gamma = 10 handicaps PBGD): PBGD with gamma = 1 tuned on "
-              "its own 12-setting grid",
+              "spends >= 3 LL calls per iteration). Revised after the full run by the chapter's referee, "
+              "threshold unchanged: the first registration fixed PBGD's gamma at 10 (ratio 0.00265); PBGD's "
+              "gamma is now tuned too, over {0.01, 0.1, 1, 10} with a 12-setting grid each, the claim using "
+              "the gamma with the best tuning score. Reported beside it, not in the criterion: the ratio "
+              "to PBGD at gamma = 10, and the ratios counting UL gradient calls too (PBGD-Free makes two "
+              "per iteration, PBGD and AID one)",
        control="the same tuned methods on the toy with flatness violated (δ = 0.2): PBGD-Free stalls "
                "at its bias floor and never reaches 1e-3, so its ratio is infinite",
        name="single_loop_saving")
 def claim_single_loop_saving(fast: bool = False, control: bool = False) -> Measured:
     seeds = CLAIM_SEEDS[:2] if fast else CLAIM_SEEDS
     delta = 0.2 if control else 0.0
-    calls = {m: np.array([calls_to_tol(m, s, delta, **best(m, fast)) for s in seeds]) for m in TUNED}
-    with np.errstate(invalid="ignore"):
-        r_pbgd = calls["PBGD-Free"] / calls["PBGD"]
-        r_aid = calls["PBGD-Free"] / calls["AID"]
-    r_pbgd, r_aid = np.where(np.isnan(r_pbgd), np.inf, r_pbgd), np.where(np.isnan(r_aid), np.inf, r_aid)
+    pb = best_pbgd(fast)
+    names = ("PBGD-Free", pb, "AID", "PBGD")
+    calls = {m: np.array([calls_to_tol(m, s, delta, **best(m, fast)) for s in seeds]) for m in names}
+    total = {m: np.array([calls_to_tol(m, s, delta, all_oracles=True, **best(m, fast)) for s in seeds])
+             for m in names}
+
+    def ratio(num, den):
+        with np.errstate(invalid="ignore"):
+            r = num / den
+        return np.where(np.isnan(r), np.inf, r)
+
+    r_pbgd, r_aid = ratio(calls["PBGD-Free"], calls[pb]), ratio(calls["PBGD-Free"], calls["AID"])
     values = {"ratio_pbgd": np.median(r_pbgd), "ratio_pbgd_max": np.max(r_pbgd),
               "ratio_aid": np.median(r_aid), "ratio_aid_max": np.max(r_aid),
-              "calls_free": np.median(calls["PBGD-Free"]), "calls_pbgd": np.median(calls["PBGD"]),
-              "calls_aid": np.median(calls["AID"]), "calls_pbgd_gamma1": np.median(calls[SMALL_GAMMA]),
-              "ratio_pbgd_gamma1": np.median(calls["PBGD-Free"] / calls[SMALL_GAMMA]),
+              "gamma_pbgd": PBGD_GAMMAS[pb],
+              "calls_free": np.median(calls["PBGD-Free"]), "calls_pbgd": np.median(calls[pb]),
+              "calls_aid": np.median(calls["AID"]), "calls_pbgd_gamma10": np.median(calls["PBGD"]),
+              "ratio_pbgd_gamma10": np.median(ratio(calls["PBGD-Free"], calls["PBGD"])),
+              "ratio_pbgd_all": np.median(ratio(total["PBGD-Free"], total[pb])),
+              "ratio_aid_all": np.median(ratio(total["PBGD-Free"], total["AID"])),
               "on_edge": any(t.on_edge() for t in tunings(fast).values())}
     return Measured(values, criteria=[Criterion("ratio_pbgd", "<=", 0.2), Criterion("ratio_aid", "<=", 0.5)],
-                    seeds=seeds, precondition=bool(np.all(np.isfinite(calls["PBGD"]))),
-                    summary=f"PBGD-Free / PBGD calls {values['ratio_pbgd']:.3g}, / AID {values['ratio_aid']:.3g} "
-                            f"(median of {len(seeds)} seeds, delta = {delta})",
+                    seeds=seeds, precondition=bool(np.all(np.isfinite(calls[pb]))),
+                    summary=f"PBGD-Free / PBGD (γ = {PBGD_GAMMAS[pb]:g}) calls {values['ratio_pbgd']:.3g}, "
+                            f"/ AID {values['ratio_aid']:.3g} (median of {len(seeds)} seeds, delta = {delta})",
                     details=dict(calls=calls, tunings=list(tunings(fast).values())))
 
 
@@ -155,27 +182,26 @@ def final_error(method: str, seed: int, delta: float, fast: bool = False) -> flo
 
 
 @claim("23", "Without flatness PBGD-Free stalls at the predicted bias δ‖Q⁻¹Aᵀw‖; PBGD does not",
-       kind="reproduction",
-       paper="under (δ, α)-flatness PBGD-Free converges up to a bias that grows with δ; exact "
-             "convergence needs δ to vanish (its convergence theorem, as summarised in the abstract, the companion paper and public reviews)",
+       kind="identity",
        expect="on the toy with δ in {0.05, 0.1, 0.2} (5 seeds), PBGD-Free's final error divided by the "
               "predicted floor δ||Q^-1 A^T w|| is within 10% of 1 for every (δ, seed) (the card's "
               "figure: the floor is linear in δ with slope exactly this norm), while tuned PBGD's final "
-              "error is below 1% of the floor for every (δ, seed) (it is run until 1e-3 of the floor or its cap)",
-       control="PBGD in PBGD-Free's place (the nearest baseline, which keeps the penalty gradient "
-               "term): its error is far below the floor, so the ratio is near 0, not 1",
+              "error is below 1% of the floor for every (δ, seed) (it is run until 1e-3 of the floor or its cap). "
+              "Registered first as a reproduction (with PBGD in PBGD-Free's place as its control); moved to "
+              "the identities by the chapter's referee: the floor is PBGD-Free's fixed point in closed form "
+              "(x = b up to O((δ/γ)^3), first exercise) and PBGD's figure is its stopping rule, so the check "
+              "can fail only on a bug or a run that does not converge",
        name="bias_floor")
-def claim_bias_floor(fast: bool = False, control: bool = False) -> Measured:
+def claim_bias_floor(fast: bool = False) -> Measured:
     seeds = CLAIM_SEEDS[:2] if fast else CLAIM_SEEDS
     deltas = DELTAS[-1:] if fast else DELTAS
-    method = "PBGD" if control else "PBGD-Free"
-    ratio = np.array([[final_error(method, s, d, fast) / toy(s, d).floor() for s in seeds] for d in deltas])
+    ratio = np.array([[final_error("PBGD-Free", s, d, fast) / toy(s, d).floor() for s in seeds] for d in deltas])
     pbgd_rel = np.array([[final_error("PBGD", s, d, fast) / toy(s, d).floor() for s in seeds] for d in deltas])
     values = {"ratio_median": np.median(ratio), "ratio_min": ratio.min(), "ratio_max": ratio.max(),
               "worst_deviation": np.max(np.abs(ratio - 1)), "pbgd_rel_max": pbgd_rel.max()}
     return Measured(values, criteria=[Criterion("worst_deviation", "<=", 0.1), Criterion("pbgd_rel_max", "<=", 0.01)],
                     seeds=seeds,
-                    summary=f"{method} error / floor {values['ratio_min']:.3f} to {values['ratio_max']:.3f}; "
+                    summary=f"PBGD-Free error / floor {values['ratio_min']:.3f} to {values['ratio_max']:.3f}; "
                             f"PBGD at most {values['pbgd_rel_max']:.1e} of the floor",
                     details=dict(ratio=ratio, deltas=deltas))
 
@@ -225,8 +251,9 @@ def claim_failure(fast: bool = False) -> Measured:
 GLUE_FORMATS = {
     "single_loop_saving": {"ratio_pbgd": "{:.3f}", "ratio_pbgd_max": "{:.3f}", "ratio_aid": "{:.2f}",
                            "ratio_aid_max": "{:.2f}", "calls_free": "{:.0f}", "calls_pbgd": "{:.0f}",
-                           "calls_aid": "{:.0f}", "calls_pbgd_gamma1": "{:.0f}",
-                           "ratio_pbgd_gamma1": "{:.3f}", "on_edge": lambda v: "yes" if v else "no"},
+                           "calls_aid": "{:.0f}", "calls_pbgd_gamma10": "{:.0f}",
+                           "ratio_pbgd_gamma10": "{:.4f}", "gamma_pbgd": "{:g}",
+                           "ratio_pbgd_all": "{:.2f}", "ratio_aid_all": "{:.2f}", "on_edge": lambda v: "yes" if v else "no"},
     "bias_floor": {"ratio_median": "{:.4f}", "ratio_min": "{:.4f}", "ratio_max": "{:.4f}",
                    "worst_deviation": "{:.1e}", "pbgd_rel_max": "{:.1e}"},
 }
