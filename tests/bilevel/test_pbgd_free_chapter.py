@@ -46,3 +46,10 @@ def test_proxy_shift_hurts_pbgd_free_only():
 def test_bad_input_is_refused(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_pbgds_penalty_constant_is_tuned_and_its_best_is_inside_the_range():
+    gammas = sorted(ch.PBGD_GAMMAS.values())
+    best = ch.PBGD_GAMMAS[ch.best_pbgd(True)]
+    assert gammas[0] < best < gammas[-1]
+    assert ch.seeds_solved("PBGD-Free", 0.2, True) == 0 and ch.seeds_solved("PBGD-Free", 0.0, True) == 2

@@ -173,6 +173,12 @@ def claim_single_loop_saving(fast: bool = False, control: bool = False) -> Measu
                     details=dict(calls=calls, tunings=list(tunings(fast).values())))
 
 
+def seeds_solved(method: str, delta: float, fast: bool = False) -> int:
+    """On how many claim seeds the tuned ``method`` reaches ``||x - x*|| <= TOL`` at ``delta``."""
+    seeds = CLAIM_SEEDS[:2] if fast else CLAIM_SEEDS
+    return int(sum(np.isfinite(calls_to_tol(method, s, delta, **best(method, fast))) for s in seeds))
+
+
 def final_error(method: str, seed: int, delta: float, fast: bool = False) -> float:
     """``||x - x*||`` where the tuned method stops: PBGD-Free when its update falls below 1e-10 (it
     has converged to its own fixed point), a baseline when its error falls below 1e-3 of the
