@@ -1,0 +1,1 @@
+"""Part V: bilevel and nested optimization (chapters 23-26)."""
