@@ -1,0 +1,35 @@
+"""Chapter 24's experiment design: independent reference, held-out tuning seeds, equal grids, explorers."""
+import numpy as np
+import pytest
+
+from optbook.bilevel import kernel_bilevel_chapter as ch
+
+
+def test_design_seeds_and_grids():
+    assert len(ch.SEEDS) >= 5 and ch.REF_SEED not in ch.SEEDS
+    assert not set(ch.TUNING_SEEDS) & set(ch.SEEDS)
+    assert ch.N_REF >= 8 * max(ch.SIZES) and ch.FAST_N_REF >= 8 * max(ch.FAST_SIZES)
+    sizes = {m: int(np.prod([len(v) for v in g.values()])) for m, g in ch.GRIDS.items()}
+    assert len(set(sizes.values())) == 1
+
+
+def test_naive_objective_is_the_ols_objective():
+    q = ch.naive_quadratic(50, 0)
+    d = ch.make_iv_data(50, 50, rng=0)
+    assert np.allclose(q.minimizer(), ch.ols(d.t_out, d.y_out), atol=1e-8)
+
+
+def test_errors_shrink_between_small_and_large_n():
+    ref = ch.reference(ch.FAST_N_REF)
+    small = np.median([ch.errors(25, s, ref)[1] for s in range(4)])
+    large = np.median([ch.errors(200, s, ref)[1] for s in range(4)])
+    assert large < small / 2
+
+
+def test_live_twins_refuse_values_off_the_grid():
+    with pytest.raises(ValueError, match="sigma"):
+        ch.rate_figure(0.7)
+    with pytest.raises(ValueError, match="confounding"):
+        ch.iv_figure(1.0)
+    with pytest.raises(ValueError, match="n"):
+        ch.landscape_figure(30)
