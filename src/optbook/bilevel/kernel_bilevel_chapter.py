@@ -183,7 +183,7 @@ def gradient_gaps(seed: int) -> tuple[float, float]:
 _T_TEST = make_iv_data(2000, 2, rng=20_000).t
 TUNING_SEEDS = (100, 101)
 TUNING_N = 400
-GRIDS = {"KBO (GD on F_hat)": {"sigma": (0.5, 1.0, 2.0), "lam": (1e-4, 1e-3, 1e-2)},
+GRIDS = {"KBO (GD on F_hat)": {"sigma": (0.5, 1.0, 2.0), "lam": (1e-5, 1e-4, 1e-3)},
          "OLS (ridge)": {"ridge": (0.0, 1e-5, 1e-4, 1e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0)}}
 
 
@@ -351,7 +351,7 @@ def _uv_values(q: Quadratic, us, vs) -> np.ndarray:
 
 def landscape_traces(n: int) -> list:
     """Contours of F_hat (filled) and of the reference F (lines) on the identified plane, with the GD path."""
-    us, vs = np.linspace(-1.5, 2.5, 70), np.linspace(-1.5, 2.5, 70)
+    us, vs = np.linspace(-1.5, 2.5, 45), np.linspace(-1.5, 2.5, 45)
     ref = reference()
     L = _landscape(n)
     z_ref = _uv_values(ref, us, vs)
