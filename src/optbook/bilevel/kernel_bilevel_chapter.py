@@ -407,6 +407,28 @@ def claim_figure(rate, stationarity) -> go.Figure:
     return fig
 
 
+def gd_curves_figure(sizes=(50, 400), seed: int = 0) -> go.Figure:
+    """Along Armijo GD on F_hat: the plug-in gradient norm (what the solver sees) and the reference
+    gradient norm (what the population sees) per iteration, for two sample sizes."""
+    seed = check_int(seed, "seed")
+    ref = reference()
+    fig, settle = go.Figure(), 0
+    for i, n in enumerate(sizes):
+        res = gd_solution(check_int(n, "n", minimum=2), seed)
+        it = np.arange(len(res.iterates))
+        pop = np.linalg.norm(res.iterates @ ref.A.T - ref.B, axis=1)
+        fig.add_trace(go.Scatter(x=it, y=res.trace.grad_norm, name=f"||grad F_hat||, n = {n}", **line_style(i)))
+        fig.add_trace(go.Scatter(x=it, y=pop, name=f"||grad F|| (reference), n = {n}", mode="lines",
+                                 line=dict(color=color_for(i), width=3, dash="dot")))
+        settle = max(settle, int(np.argmax(pop <= 1.1 * pop[-1])))  # within 10% of its final value
+    fig.add_vrect(x0=0, x1=settle, fillcolor="#888", opacity=0.08, line_width=0,
+                  annotation_text="optimization phase", annotation_position="top left")
+    fig.add_annotation(text="statistical floor: ||grad F|| stops at the generalization error", x=0.98, y=0.08,
+                       xref="x domain", yref="y domain", xanchor="right", showarrow=False)
+    return base_layout(fig, logy=True, height=460, xaxis_title="GD iteration k", yaxis_title="gradient norm",
+                       title="Gradient descent on the plug-in objective: what it sees and what the population sees")
+
+
 EXPLORER_RATE = Explorer("24", "rate", rate_figure, {"sigma": Slider("kernel width sigma", SIGMAS, SIGMA)},
                          description="Value and gradient errors against n for a kernel width")
 EXPLORER_IV = Explorer("24", "iv", iv_figure,
