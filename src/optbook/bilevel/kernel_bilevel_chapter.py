@@ -350,18 +350,21 @@ def _uv_values(q: Quadratic, us, vs) -> np.ndarray:
 
 
 def landscape_traces(n: int) -> list:
-    """Contours of F_hat (filled) and of the reference F (lines) on the identified plane, with the GD path."""
+    """Contours of F_hat (filled) and of the reference F (red lines) on the identified plane, each measured from
+    its own minimum in steps of 0.03, with the GD path."""
     us, vs = np.linspace(-1.5, 2.5, 45), np.linspace(-1.5, 2.5, 45)
     ref = reference()
     L = _landscape(n)
-    z_ref = _uv_values(ref, us, vs)
-    levels = dict(start=float(z_ref.min()), end=float(z_ref.min()) + 0.6, size=0.06)
+    z_ref, z_hat = _uv_values(ref, us, vs), _uv_values(L["q"], us, vs)
     star = structural_coordinates(ref.minimizer())
     true = structural_coordinates(true_omega())
-    return [go.Contour(x=us, y=vs, z=_uv_values(L["q"], us, vs), contours=levels, colorscale="Blues",
-                       reversescale=True, showscale=False, name=f"F_hat (n = {n})", hoverinfo="skip", opacity=0.8),
-            go.Contour(x=us, y=vs, z=z_ref, contours=dict(levels, coloring="lines"), showscale=False,
-                       line=dict(color="#c0392b", width=1.2), name="reference F", hoverinfo="skip"),
+    red = [[0, "#c0392b"], [1, "#c0392b"]]
+    return [go.Contour(x=us, y=vs, z=z_hat - z_hat.min(), contours=dict(start=0.01, end=0.31, size=0.03),
+                       colorscale="Blues", reversescale=True, showscale=False, name=f"F_hat (n = {n})",
+                       hoverinfo="skip", opacity=0.8),
+            go.Contour(x=us, y=vs, z=z_ref - z_ref.min(), contours=dict(start=0.01, end=0.31, size=0.03,
+                                                                         coloring="lines"),
+                       colorscale=red, showscale=False, line=dict(width=1.6), name="reference F", hoverinfo="skip"),
             go.Scatter(x=L["path"][:, 0], y=L["path"][:, 1], mode="lines+markers", name="GD path on F_hat",
                        line=dict(color="#222"), marker=dict(size=4)),
             go.Scatter(x=[star[0]], y=[star[1]], mode="markers", name="minimizer of F",
