@@ -274,6 +274,8 @@ def rate_figure(sigma: float = SIGMA) -> go.Figure:
     sigma = check_positive(sigma, "sigma")
     if sigma not in SIGMAS:
         raise ValueError(f"sigma must be one of {SIGMAS}, got {sigma}")
+    for s in SIGMAS:  # the first move computes every width, so that later moves are lookups
+        _rate_data(s)
     fig = go.Figure(rate_traces(sigma), layout=frame_note(_rate_note(sigma)))
     return base_layout(fig, logx=True, logy=True, xaxis_title="samples n = m",
                        yaxis_title="error at omega_0", title=f"sigma = {sigma:g}")
@@ -324,6 +326,8 @@ def iv_figure(confounding: float = 0.5) -> go.Figure:
     c = check_positive(confounding, "confounding", allow_zero=True)
     if c not in CONFOUNDINGS:
         raise ValueError(f"confounding must be one of {CONFOUNDINGS}, got {c}")
+    for value in CONFOUNDINGS:  # the first move computes every frame
+        _iv_data(value)
     fig = go.Figure(iv_traces(c), layout=frame_note(_iv_note(c)))
     base_layout(fig, height=520, xaxis_title="treatment t", yaxis_title="outcome y", title=f"confounding {c:g}")
     return fig.update_xaxes(range=[-8, 8])
@@ -387,6 +391,8 @@ def landscape_figure(n: int = 25) -> go.Figure:
     n = check_int(n, "n", minimum=1)
     if n not in LANDSCAPE_SIZES:
         raise ValueError(f"n must be one of {LANDSCAPE_SIZES}, got {n}")
+    for size in LANDSCAPE_SIZES:  # the first move computes every frame
+        _landscape(size)
     fig = go.Figure(landscape_traces(n))
     base_layout(fig, height=560, xaxis_title="u", yaxis_title="v", title=f"n = m = {n}")
     return fig.update_layout(xaxis=dict(range=[-1.5, 2.5]), yaxis=dict(range=[-1.5, 2.5]))
