@@ -255,6 +255,12 @@ def rate_traces(sigma: float) -> list:
     return out
 
 
+def rate_slope(sigma: float) -> float:
+    """Log-log slope of the explorer's mean gradient error against n for one kernel width."""
+    sw = _rate_data(check_positive(sigma, "sigma"))
+    return loglog_slope(sw["sizes"], sw["grad"].mean(1))
+
+
 def _rate_note(sigma: float) -> str:
     sw = _rate_data(sigma)
     s = [loglog_slope(sw["sizes"], sw[k].mean(1)) for k in ("grad", "value")]
@@ -305,6 +311,11 @@ def iv_traces(confounding: float) -> list:
                        line=dict(color="#222", width=3)),
             go.Scatter(x=grid, y=F @ D["ols"], name="OLS (confounded)", mode="lines", **line_style(1)),
             go.Scatter(x=grid, y=F @ D["kbo"], name="KBO (tuned)", mode="lines", **line_style(0))]
+
+
+def iv_errors(confounding: float) -> tuple[float, float]:
+    """Structural errors (OLS, tuned KBO) of the IV explorer's draw at one confounding strength."""
+    return _iv_data(check_positive(confounding, "confounding", allow_zero=True))["errs"]
 
 
 def _iv_note(confounding: float) -> str:
