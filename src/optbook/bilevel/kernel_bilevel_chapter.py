@@ -36,17 +36,25 @@ RATE_THRESHOLD, STATIONARITY_THRESHOLD = -0.4, -0.25
 
 
 @lru_cache(maxsize=16)
-def reference(n_ref: int = N_REF, sigma: float = SIGMA, lam: float = LAM, confounding: float = 0.5) -> Quadratic:
+def reference(n_ref: int = N_REF, sigma: float = SIGMA, lam: float = LAM, seed: int = REF_SEED) -> Quadratic:
     """The 'population' objective F: the exact-kernel plug-in on n_ref = m_ref samples of its own seed
     (the paper's truth uses 26 000 random features on 10^6 samples; out of reach here)."""
     n_ref = check_int(n_ref, "n_ref", minimum=2)
-    return KernelBilevelIV(make_iv_data(n_ref, n_ref, confounding=confounding, rng=REF_SEED), lam, sigma).quadratic
+    return KernelBilevelIV(make_iv_data(n_ref, n_ref, rng=check_int(seed, "seed")), lam, sigma).quadratic
 
 
 @lru_cache(maxsize=4096)
 def plugin(n: int, seed: int, sigma: float = SIGMA, lam: float = LAM, confounding: float = 0.5) -> KernelBilevelIV:
     """The plug-in problem on n = m samples drawn with ``seed``."""
     return KernelBilevelIV(make_iv_data(n, n, confounding=confounding, rng=seed), lam, sigma)
+
+
+def reference_gap(n_ref: int = N_REF) -> float:
+    """An estimate of the reference's own gradient error at omega_0: the gap between two independent
+    references of the same size (seeds REF_SEED and REF_SEED + 1), divided by sqrt(2)."""
+    n_ref = check_int(n_ref, "n_ref", minimum=2)
+    gap = reference(n_ref).grad(OMEGA0) - reference(n_ref, seed=REF_SEED + 1).grad(OMEGA0)
+    return float(np.linalg.norm(gap) / np.sqrt(2))
 
 
 def naive_quadratic(n: int, seed: int, confounding: float = 0.5) -> Quadratic:
@@ -71,9 +79,9 @@ def gd_solution(n: int, seed: int, sigma: float = SIGMA, lam: float = LAM):
 
 
 def error_sweep(sizes=SIZES, seeds=SEEDS, n_ref: int = N_REF, sigma: float = SIGMA, lam: float = LAM,
-                naive: bool = False) -> dict[str, np.ndarray]:
+                naive: bool = False, ref_seed: int = REF_SEED) -> dict[str, np.ndarray]:
     """Value and gradient errors at omega_0 for every size (rows) and seed (columns)."""
-    ref = reference(n_ref, sigma, lam)
+    ref = reference(n_ref, sigma, lam, ref_seed)
     out = np.array([[errors(n, s, ref, naive, sigma, lam) for s in seeds] for n in sizes])
     return {"sizes": np.array(sizes), "value": out[..., 0], "grad": out[..., 1]}
 
@@ -94,7 +102,10 @@ def _per_seed_slopes(sizes, table) -> np.ndarray:
               "samples of an independent seed; n = m in {50, 100, 200, 400}, 10 seeds each: the log-log "
               "least-squares slope of the median error against n is <= -0.4 for the gradient and for the value "
               "(the paper's -1/2 with 0.1 of slack for a 4-point fit over one decade); fast mode: n up to 200, "
-              "4 seeds, n_ref = 1600",
+              "4 seeds, n_ref = 1600. Premise (added after the first full run, disclosed): the reference resolves "
+              "the curve, i.e. its own gradient error, estimated by the gap between two independent references "
+              "of that size (seeds 10000 and 10001) divided by sqrt(2), is below the smallest median error "
+              "measured",
        control="the bilevel objective replaced by the confounded naive least-squares objective (OLS: the inner "
                "function h replaced by phi(t)^T omega, no instrument) on the same samples",
        reproduces=True, name="rate")
@@ -106,10 +117,13 @@ def claim_rate(fast: bool = False, control: bool = False) -> Measured:
     values = {"slope_grad": loglog_slope(sw["sizes"], med_g), "slope_value": loglog_slope(sw["sizes"], med_v),
               "slope_grad_min": float(per_g.min()), "slope_grad_max": float(per_g.max()),
               "grad_err_first": float(med_g[0]), "grad_err_last": float(med_g[-1]),
-              "value_err_first": float(med_v[0]), "value_err_last": float(med_v[-1])}
+              "value_err_first": float(med_v[0]), "value_err_last": float(med_v[-1]),
+              "reference_gap": reference_gap(n_ref)}
+    # Premise: the reference resolves the curve (its own error is below the smallest error measured).
+    resolved = values["reference_gap"] < float(np.median(error_sweep(sizes, seeds, n_ref)["grad"], axis=1)[-1])
     return Measured(values, criteria=[Criterion("slope_grad", "<=", RATE_THRESHOLD),
                                       Criterion("slope_value", "<=", RATE_THRESHOLD)],
-                    seeds=seeds, precondition=True, details=sw,
+                    seeds=seeds, precondition=bool(resolved), details=sw,
                     summary=f"slopes: gradient {values['slope_grad']:.2f} (per seed {per_g.min():.2f} to "
                             f"{per_g.max():.2f}), value {values['slope_value']:.2f}")
 
@@ -122,7 +136,8 @@ def claim_rate(fast: bool = False, control: bool = False) -> Measured:
        expect="same data, sizes, seeds and reference as the rate claim; Armijo GD from omega = 0 (eta_0 = 1, "
               "shrink 0.5, c = 1e-4, stop at ||grad F_hat|| <= 1e-5): the log-log slope of the median "
               "||grad F_ref(omega_T)|| against n is <= -0.25 (half the paper's rate: the reference's own error, "
-              "about n_ref^(-1/2), sets a floor under the largest n)",
+              "about n_ref^(-1/2), sets a floor under the largest n); the same premise as the rate claim (added "
+              "after the first full run)",
        control="the GD solution replaced by the confounded OLS estimate (least squares of y~ on phi(t~)) on "
                "the same samples",
        reproduces=True, name="stationarity")
@@ -139,7 +154,7 @@ def claim_stationarity(fast: bool = False, control: bool = False) -> Measured:
     values = {"slope": loglog_slope(sizes, med), "grad_first": float(med[0]), "grad_last": float(med[-1]),
               "dist_first": float(np.median(dist[0])), "dist_last": float(np.median(dist[-1]))}
     return Measured(values, criteria=[Criterion("slope", "<=", STATIONARITY_THRESHOLD)], seeds=seeds,
-                    precondition=True, details={"sizes": np.array(sizes), "grad_norm": gnorm, "dist": dist},
+                    precondition=bool(reference_gap(n_ref) < med[-1]), details={"sizes": np.array(sizes), "grad_norm": gnorm, "dist": dist},
                     summary=f"slope {values['slope']:.2f}; median ||grad F(w_T)|| {med[0]:.3g} -> {med[-1]:.3g}")
 
 
@@ -460,7 +475,8 @@ EXPLORER_LANDSCAPE = Explorer("24", "landscape", landscape_figure,
 
 GLUE_FORMATS = {
     "rate": {k: "{:.2f}" for k in ("slope_grad", "slope_value", "slope_grad_min", "slope_grad_max")}
-    | {k: "{:.3g}" for k in ("grad_err_first", "grad_err_last", "value_err_first", "value_err_last")},
+    | {k: "{:.3g}" for k in ("grad_err_first", "grad_err_last", "value_err_first", "value_err_last",
+                             "reference_gap")},
     "stationarity": {"slope": "{:.2f}"} | {k: "{:.3g}" for k in ("grad_first", "grad_last", "dist_first", "dist_last")},
     "gradients_agree": {"max_relative_gap": "{:.0e}"},
 }
