@@ -183,3 +183,11 @@ def test_rff_and_exact_kernel_only_methods():
         P.adjoint(np.zeros(4))
     assert np.isfinite(P.value(np.ones(4)))
     assert sla.norm(P.grad(np.ones(4)) - P.quadratic.grad(np.ones(4))) == 0
+
+
+def test_student_instruments_have_heavier_tails_and_the_same_structure():
+    g = make_iv_data(20_000, 10, rng=0)
+    s = make_iv_data(20_000, 10, instrument="student", df=2.5, rng=0)
+    kurt = [np.mean(d.x[:, 0] ** 4) / np.mean(d.x[:, 0] ** 2) ** 2 for d in (g, s)]
+    assert kurt[0] == pytest.approx(3.0, abs=0.2) and kurt[1] > 6.0
+    assert np.allclose(s.t, 2 * s.x.sum(1) + s.eta[: s.n])

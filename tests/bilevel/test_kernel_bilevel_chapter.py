@@ -33,3 +33,18 @@ def test_live_twins_refuse_values_off_the_grid():
         ch.iv_figure(1.0)
     with pytest.raises(ValueError, match="n"):
         ch.landscape_figure(30)
+
+
+def test_reference_gap_is_the_scaled_distance_of_two_independent_references():
+    a, b = ch.reference(400), ch.reference(400, seed=ch.REF_SEED + 1)
+    assert ch.reference_gap(400) == pytest.approx(np.linalg.norm(a.grad(ch.OMEGA0) - b.grad(ch.OMEGA0)) / np.sqrt(2))
+    assert ch.reference_gap(400) > 0
+    with pytest.raises(ValueError, match="n_ref"):
+        ch.reference_gap(1)
+
+
+def test_rate_slope_and_iv_errors_refuse_bad_input():
+    with pytest.raises(ValueError, match="sigma"):
+        ch.rate_slope(-1.0)
+    with pytest.raises(ValueError, match="confounding"):
+        ch.iv_errors(float("nan"))
