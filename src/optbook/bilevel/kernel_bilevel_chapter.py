@@ -81,7 +81,8 @@ def gd_solution(n: int, seed: int, sigma: float = SIGMA, lam: float = LAM):
 def error_sweep(sizes=SIZES, seeds=SEEDS, n_ref: int = N_REF, sigma: float = SIGMA, lam: float = LAM,
                 naive: bool = False, ref_seed: int = REF_SEED) -> dict[str, np.ndarray]:
     """Value and gradient errors at omega_0 for every size (rows) and seed (columns)."""
-    ref = reference(n_ref, sigma, lam, ref_seed)
+    ref = reference(check_int(n_ref, "n_ref", minimum=2), check_positive(sigma, "sigma"), check_positive(lam, "lam"),
+                    check_int(ref_seed, "ref_seed"))
     out = np.array([[errors(n, s, ref, naive, sigma, lam) for s in seeds] for n in sizes])
     return {"sizes": np.array(sizes), "value": out[..., 0], "grad": out[..., 1]}
 
