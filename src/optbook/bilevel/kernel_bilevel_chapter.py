@@ -439,7 +439,8 @@ def claim_figure(rate, stationarity) -> go.Figure:
     base_layout(fig, logx=True, logy=True, height=440,
                 title="Full-size claims: errors at omega_0 (left) and GD solutions' population gradient (right)")
     fig.update_xaxes(title_text="samples n = m")
-    fig.update_yaxes(title_text="median over seeds", row=1, col=1)
+    fig.update_yaxes(title_text="median error at omega_0", row=1, col=1)
+    fig.update_yaxes(title_text="median ||grad F(omega_T)||", row=1, col=2)
     return fig
 
 
