@@ -13,7 +13,7 @@ from ..core import Tuning, check_int, check_positive, grid_search, loglog_slope
 from ..viz import SliderStep, base_layout, color_for, frame_note, slider_figure
 from ..viz.style import line_style
 from ..widgets import Explorer, Slider
-from .kernel_bilevel import (KernelBilevelIV, Quadratic, features, gradient_descent, make_iv_data, ols,
+from .kernel_bilevel import (IVData, KernelBilevelIV, Quadratic, features, gradient_descent, make_iv_data, ols,
                              structural_coordinates, true_omega, two_stage_least_squares)
 
 # --------------------------------------------------------------------------- the setting
@@ -65,10 +65,51 @@ def naive_quadratic(n: int, seed: int, confounding: float = 0.5) -> Quadratic:
     return Quadratic(Phi.T @ Phi / d.m, Phi.T @ y / d.m, float(y @ y / (2 * d.m)))
 
 
+#: The rate claim's control: the inner sample frozen at this size while the outer sample grows (m = n).
+FROZEN_N = 50
+
+
+@lru_cache(maxsize=4096)
+def variant_quadratic(variant: str, n: int, seed: int) -> Quadratic:
+    """The plug-in objective of one variant of the estimator on the draw (n, seed), for the rate claim's
+    control and for the table of what its criterion can and cannot tell apart:
+
+    - ``"method"``: the estimator of the claim (n = m);
+    - ``"frozen_inner"``: the inner sample frozen at FROZEN_N points, the outer one grows (m = n);
+    - ``"frozen_outer"``: the outer sample frozen at FROZEN_N points, the inner one grows;
+    - ``"sqrt_outer"``: the outer sample grows like m = 7 sqrt(n) (the bound then guarantees only n^(-1/4));
+    - ``"no_split"``: the same n samples serve as inner and outer data (the theory assumes them independent);
+    - ``"penalty_lambda_I"``: inner system K + lam I instead of K + n lam I;
+    - ``"naive"``: the confounded naive least-squares objective (no instrument)."""
+    n, seed = check_int(n, "n", minimum=2), check_int(seed, "seed")
+    if variant == "method":
+        return plugin(n, seed).quadratic
+    if variant == "naive":
+        return naive_quadratic(n, seed)
+    if variant == "penalty_lambda_I":
+        return KernelBilevelIV(make_iv_data(n, n, rng=seed), LAM / n, SIGMA).quadratic
+    if variant == "no_split":
+        d = make_iv_data(n, n, rng=seed)
+        d = IVData(d.x_out, d.t_out, d.x_out, d.t_out, d.y_out, d.omega_star, d.eta)
+        return KernelBilevelIV(d, LAM, SIGMA).quadratic
+    sizes = {"frozen_inner": (FROZEN_N, n), "frozen_outer": (n, FROZEN_N),
+             "sqrt_outer": (n, int(round(7 * np.sqrt(n))))}
+    if variant not in sizes:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    return KernelBilevelIV(make_iv_data(*sizes[variant], rng=seed), LAM, SIGMA).quadratic
+
+
+VARIANTS = ("method", "frozen_inner", "frozen_outer", "sqrt_outer", "no_split", "penalty_lambda_I", "naive")
+
+
 def errors(n: int, seed: int, ref: Quadratic, naive: bool = False, sigma: float = SIGMA,
-           lam: float = LAM) -> tuple[float, float]:
-    """|F_hat(w0) - F(w0)| and ||grad F_hat(w0) - grad F(w0)|| for one draw (``naive``: the OLS objective)."""
-    q = naive_quadratic(n, seed) if naive else plugin(n, seed, sigma, lam).quadratic
+           lam: float = LAM, variant: str | None = None) -> tuple[float, float]:
+    """|F_hat(w0) - F(w0)| and ||grad F_hat(w0) - grad F(w0)|| for one draw (``naive``: the OLS objective;
+    ``variant``: one of VARIANTS at the default sigma and lambda)."""
+    if variant is not None:
+        q = variant_quadratic(variant, n, seed)
+    else:
+        q = naive_quadratic(n, seed) if naive else plugin(n, seed, sigma, lam).quadratic
     return abs(q.value(OMEGA0) - ref.value(OMEGA0)), float(np.linalg.norm(q.grad(OMEGA0) - ref.grad(OMEGA0)))
 
 
@@ -79,12 +120,28 @@ def gd_solution(n: int, seed: int, sigma: float = SIGMA, lam: float = LAM):
 
 
 def error_sweep(sizes=SIZES, seeds=SEEDS, n_ref: int = N_REF, sigma: float = SIGMA, lam: float = LAM,
-                naive: bool = False, ref_seed: int = REF_SEED) -> dict[str, np.ndarray]:
+                naive: bool = False, ref_seed: int = REF_SEED, variant: str | None = None) -> dict[str, np.ndarray]:
     """Value and gradient errors at omega_0 for every size (rows) and seed (columns)."""
     ref = reference(check_int(n_ref, "n_ref", minimum=2), check_positive(sigma, "sigma"), check_positive(lam, "lam"),
                     check_int(ref_seed, "ref_seed"))
-    out = np.array([[errors(n, s, ref, naive, sigma, lam) for s in seeds] for n in sizes])
+    if variant is not None and variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    out = np.array([[errors(n, s, ref, naive, sigma, lam, variant) for s in seeds] for n in sizes])
     return {"sizes": np.array(sizes), "value": out[..., 0], "grad": out[..., 1]}
+
+
+def variant_slopes(fast: bool = False) -> list[dict]:
+    """The rate claim's two slopes (median gradient and value errors against n, same sizes, seeds and
+    reference as the claim) for every variant of VARIANTS, and whether the claim's criterion holds."""
+    sizes, seeds, n_ref = (FAST_SIZES, FAST_SEEDS, FAST_N_REF) if fast else (SIZES, SEEDS, N_REF)
+    rows = []
+    for v in VARIANTS:
+        sw = error_sweep(sizes, seeds, n_ref, variant=v)
+        sg = loglog_slope(sw["sizes"], np.median(sw["grad"], axis=1))
+        sv = loglog_slope(sw["sizes"], np.median(sw["value"], axis=1))
+        rows.append({"variant": v, "slope_grad": sg, "slope_value": sv,
+                     "meets": bool(sg <= RATE_THRESHOLD and sv <= RATE_THRESHOLD)})
+    return rows
 
 
 def _per_seed_slopes(sizes, table) -> np.ndarray:
@@ -106,13 +163,21 @@ def _per_seed_slopes(sizes, table) -> np.ndarray:
               "4 seeds, n_ref = 1600. Premise (added after the first full run, disclosed): the reference resolves "
               "the curve, i.e. its own gradient error, estimated by the gap between two independent references "
               "of that size (seeds 10000 and 10001) divided by sqrt(2), is below the smallest median error "
-              "measured",
-       control="the bilevel objective replaced by the confounded naive least-squares objective (OLS: the inner "
-               "function h replaced by phi(t)^T omega, no instrument) on the same samples",
+              "measured. Disclosures (referee): -0.4 is the card's pass rule, written by a prototype author who had "
+              "measured a slope of about -0.9; the thresholds were written before this chapter's first full run but "
+              "first committed, with the code, after it, so the history cannot show the order. The criterion is "
+              "one-sided and loose at these sizes: the error is dominated by a 1/n term of the inner sample, so "
+              "variants the bound does not cover also meet it (outer sample frozen at 50 points, outer sample "
+              "growing like 7 sqrt(n), inner and outer samples shared; variant_slopes() measures them)",
+       control="the inner sample frozen at 50 points while the outer sample grows (m = n), against the same "
+               "reference: the plug-in's target is unchanged and only the growth of the nonparametric inner "
+               "sample, the subject of the bound, is removed (referee's change: the author's control, the naive "
+               "OLS objective, failed only because it estimates a different objective; it still fails, "
+               "see variant_slopes())",
        reproduces=True, name="rate")
 def claim_rate(fast: bool = False, control: bool = False) -> Measured:
     sizes, seeds, n_ref = (FAST_SIZES, FAST_SEEDS, FAST_N_REF) if fast else (SIZES, SEEDS, N_REF)
-    sw = error_sweep(sizes, seeds, n_ref, naive=control)
+    sw = error_sweep(sizes, seeds, n_ref, variant="frozen_inner" if control else "method")
     med_g, med_v = np.median(sw["grad"], axis=1), np.median(sw["value"], axis=1)
     per_g = _per_seed_slopes(sw["sizes"], sw["grad"])
     values = {"slope_grad": loglog_slope(sw["sizes"], med_g), "slope_value": loglog_slope(sw["sizes"], med_v),
