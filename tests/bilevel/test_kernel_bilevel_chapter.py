@@ -48,3 +48,19 @@ def test_rate_slope_and_iv_errors_refuse_bad_input():
         ch.rate_slope(-1.0)
     with pytest.raises(ValueError, match="confounding"):
         ch.iv_errors(float("nan"))
+
+
+def test_rate_control_keeps_the_target_and_removes_only_inner_growth():
+    # at n = FROZEN_N the frozen-inner control is the method itself; at larger n only the outer sample grows
+    a, b = ch.variant_quadratic("frozen_inner", ch.FROZEN_N, 0), ch.plugin(ch.FROZEN_N, 0).quadratic
+    assert np.allclose(a.A, b.A) and np.allclose(a.B, b.B)
+    ref = ch.reference(ch.FAST_N_REF)
+    frozen = [np.median([ch.errors(n, s, ref, variant="frozen_inner")[1] for s in range(4)]) for n in (50, 200)]
+    assert frozen[1] > frozen[0] / 2  # no inner growth, no shrinking
+
+
+def test_variants_refuse_unknown_names():
+    with pytest.raises(ValueError, match="variant"):
+        ch.variant_quadratic("bogus", 50, 0)
+    with pytest.raises(ValueError, match="variant"):
+        ch.error_sweep(variant="bogus")

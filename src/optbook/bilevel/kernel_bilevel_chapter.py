@@ -132,15 +132,21 @@ def error_sweep(sizes=SIZES, seeds=SEEDS, n_ref: int = N_REF, sigma: float = SIG
 
 def variant_slopes(fast: bool = False) -> list[dict]:
     """The rate claim's two slopes (median gradient and value errors against n, same sizes, seeds and
-    reference as the claim) for every variant of VARIANTS, and whether the claim's criterion holds."""
+    reference as the claim) for every variant of VARIANTS, and whether the claim's criterion holds; and the
+    stationarity claim's slope (median ||grad F_ref|| at the variant's minimum-norm minimizer, the limit of
+    GD from omega = 0) and whether its criterion holds."""
     sizes, seeds, n_ref = (FAST_SIZES, FAST_SEEDS, FAST_N_REF) if fast else (SIZES, SEEDS, N_REF)
+    ref = reference(n_ref)
     rows = []
     for v in VARIANTS:
         sw = error_sweep(sizes, seeds, n_ref, variant=v)
         sg = loglog_slope(sw["sizes"], np.median(sw["grad"], axis=1))
         sv = loglog_slope(sw["sizes"], np.median(sw["value"], axis=1))
+        st = loglog_slope(sizes, [np.median([np.linalg.norm(ref.grad(variant_quadratic(v, n, s).minimizer()))
+                                             for s in seeds]) for n in sizes])
         rows.append({"variant": v, "slope_grad": sg, "slope_value": sv,
-                     "meets": bool(sg <= RATE_THRESHOLD and sv <= RATE_THRESHOLD)})
+                     "meets": bool(sg <= RATE_THRESHOLD and sv <= RATE_THRESHOLD),
+                     "slope_stationarity": st, "meets_stationarity": bool(st <= STATIONARITY_THRESHOLD)})
     return rows
 
 
@@ -203,7 +209,10 @@ def claim_rate(fast: bool = False, control: bool = False) -> Measured:
               "shrink 0.5, c = 1e-4, stop at ||grad F_hat|| <= 1e-5): the log-log slope of the median "
               "||grad F_ref(omega_T)|| against n is <= -0.25 (half the paper's rate: the reference's own error, "
               "about n_ref^(-1/2), sets a floor under the largest n); the same premise as the rate claim (added "
-              "after the first full run)",
+              "after the first full run). Disclosures (referee): the threshold was committed with the code after "
+              "the first full run (the history cannot show the order), and it is loose: the minimizers of variants "
+              "the bound does not cover (outer sample frozen at 50 or growing like 7 sqrt(n), no sample split) also "
+              "meet it (variant_slopes())",
        control="the GD solution replaced by the confounded OLS estimate (least squares of y~ on phi(t~)) on "
                "the same samples",
        reproduces=True, name="stationarity")
