@@ -64,3 +64,7 @@ def test_variants_refuse_unknown_names():
         ch.variant_quadratic("bogus", 50, 0)
     with pytest.raises(ValueError, match="variant"):
         ch.error_sweep(variant="bogus")
+    with pytest.raises(ValueError, match="n"):
+        ch.variant_quadratic("method", 1, 0)
+    with pytest.raises(ValueError, match="seed"):
+        ch.variant_quadratic("no_split", 50, 0.5)
