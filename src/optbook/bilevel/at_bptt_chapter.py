@@ -1,0 +1,407 @@
+"""Chapter 25: the book's experiments, figures, live explorers and claims for AT-BPTT. The methods
+are in :mod:`optbook.bilevel.at_bptt`.
+"""
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+from scipy.stats import spearmanr
+
+from ..claims import Criterion, Measured, claim
+from ..core import Tuning, check_choice, check_int
+from ..core.threads import one_torch_thread
+from ..viz import SliderStep, base_layout, color_for, frame_note, slider_figure
+from ..widgets import Explorer, Slider
+from .at_bptt import (METHODS, Task, adjoint_meta_gradient, batched_meta_gradient, distill, evaluate,
+                      real_subset, softmax_probs, window_distribution, windowed_meta_gradient)
+
+# --------------------------------------------------------------------------- the setting
+
+#: The proxy (fixed before the full run): scikit-learn's 8x8 digits (64 features, 10 classes),
+#: standardised; 1200 train / 597 test points; MLP 64 -> 32 -> 10; inner SGD, lr 0.1, T = 30 steps;
+#: IPC 1 (10 learnable points), Adam on them, 100 outer iterations, real batch 256. Windows: mean
+#: width W0 = 6 (20% of T, the paper's CIFAR-10 ratio 40/200), AT-BPTT offset d = 2 (10/40 of W0 in
+#: the paper: 2/6 here), stages switched at 30% and 70% of the outer iterations.
+RUN = dict(iterations=100, T=30, base_window=6, offset=2, inner_lr=0.1, ipc=1, real_batch=256)
+FAST_RUN = dict(RUN, iterations=40)
+#: The same grid for every method: the outer (distillation) learning rate.
+GRID = (0.01, 0.03, 0.1)
+FAST_GRID = (0.03, 0.1)
+TUNING_SEEDS = (100, 101)
+CLAIM_SEEDS = (0, 1, 2, 3, 4)
+FAST_TUNING_SEEDS, FAST_CLAIM_SEEDS = (100,), (0, 1, 2)
+SNAPSHOT_EVERY = 10
+
+
+@lru_cache(maxsize=1)
+def task() -> Task:
+    """The digits task: standardised features (train statistics, +1 in the scale to tame flat pixels)."""
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    X, y = d.data.astype(np.float32), d.target
+    perm = np.random.default_rng(0).permutation(len(y))
+    tr, te = perm[:1200], perm[1200:]
+    mu, sd = X[tr].mean(0), X[tr].std(0) + 1.0
+    X = (X - mu) / sd
+    t = lambda a: torch.tensor(a)  # noqa: E731
+    return Task(t(X[tr]), t(y[tr]), t(X[te]), t(y[te]), classes=10, hidden=32)
+
+
+@lru_cache(maxsize=8)
+def runs(method: str, fast: bool = False):
+    """Every (seed, outer lr) run of ``method``: tuning seeds first, then claim seeds. Returns the
+    distillation result, the seeds, the grid and the test accuracies (seeds x grid)."""
+    method = check_choice(method, "method", METHODS)
+    seeds = (FAST_TUNING_SEEDS + FAST_CLAIM_SEEDS) if fast else (TUNING_SEEDS + CLAIM_SEEDS)
+    grid = FAST_GRID if fast else GRID
+    cfg = FAST_RUN if fast else RUN
+    with one_torch_thread():
+        res = distill(task(), method, seeds=seeds, outer_lrs=grid, snapshot_every=SNAPSHOT_EVERY, **cfg)
+        acc = evaluate(task(), res.X, res.y, seed=0, T=cfg["T"], inner_lr=cfg["inner_lr"])
+    return res, seeds, grid, acc.reshape(len(seeds), len(grid))
+
+
+def tuning(method: str, fast: bool = False) -> Tuning:
+    """Grid search on the held-out tuning seeds (test accuracy, higher is better)."""
+    _, seeds, grid, acc = runs(method, fast)
+    k = len(FAST_TUNING_SEEDS if fast else TUNING_SEEDS)
+    per_seed = acc[:k].T
+    return Tuning(method, [{"outer_lr": g} for g in grid], np.median(per_seed, axis=1), seeds[:k], True, per_seed)
+
+
+def claim_accuracies(method: str, fast: bool = False) -> np.ndarray:
+    """Test accuracy on the claim seeds at the rate tuned on the held-out seeds."""
+    _, _, _, acc = runs(method, fast)
+    k = len(FAST_TUNING_SEEDS if fast else TUNING_SEEDS)
+    return acc[k:, tuning(method, fast).best_index]
+
+
+def floor_accuracies(fast: bool = False) -> np.ndarray:
+    """The random-real-subset floor (IPC real points per class, no optimisation) on the claim seeds."""
+    seeds = FAST_CLAIM_SEEDS if fast else CLAIM_SEEDS
+    sets = [real_subset(task(), RUN["ipc"], s) for s in seeds]
+    with one_torch_thread():
+        return evaluate(task(), torch.stack([a for a, _ in sets]), torch.stack([b for _, b in sets]), seed=0,
+                        T=RUN["T"], inner_lr=RUN["inner_lr"])
+
+
+GLUE_FORMATS = {
+    "accuracy": {k: "{:.3f}" for k in ("at", "rat", "rat_sd", "tbptt", "bptt", "floor", "margin_rat",
+                                         "margin_tbptt", "at_min", "at_max", "bptt_gap")},
+    "mechanism": {"spearman": "{:.2f}", "gain": "{:.2f}", "spearman_min": "{:.2f}", "gain_min": "{:.2f}"},
+    "cost": {"memory_saving": "{:.0%}", "backward_speedup": "{:.1f}", "wall_speedup": "{:.1f}",
+             "work_ratio": "{:.2f}", "mean_width": "{:.1f}"},
+}
+
+# --------------------------------------------------------------------------- claims
+
+
+@claim("25", "AT-BPTT's distilled data train networks as well as RaT-BPTT's, and better than T-BPTT's",
+       kind="reproduction",
+       paper="AT-BPTT beats random truncation (RaT-BPTT) and the other inner-loop baselines: +6.16% accuracy "
+             "on average over baselines on CIFAR-10/100, Tiny-ImageNet, ImageNet-1K (abstract)",
+       expect="digits, IPC 1, MLP 64-32-10, T = 30, mean window 6; each method's outer lr tuned on a 3-point "
+              "grid with seeds 100-101; over claim seeds 0-4 (5 fresh networks each): mean AT-BPTT accuracy "
+              ">= mean RaT-BPTT - 1 sd (margin_rat >= 0) and >= mean T-BPTT (margin_tbptt >= 0); premise: full "
+              "BPTT beats T-BPTT by >= 1 point (truncation costs something here)",
+       control="the random real subset (no distillation, the floor) in AT-BPTT's place",
+       name="accuracy")
+def accuracy_claim(fast: bool = False, control: bool = False) -> Measured:
+    acc = {m: claim_accuracies(m, fast) for m in METHODS}
+    at = floor_accuracies(fast) if control else acc["AT-BPTT"]
+    rat, tb = acc["RaT-BPTT"], acc["T-BPTT"]
+    vals = dict(at=at.mean(), at_min=at.min(), at_max=at.max(), rat=rat.mean(), rat_sd=rat.std(ddof=1),
+                tbptt=tb.mean(), bptt=acc["BPTT"].mean(), floor=floor_accuracies(fast).mean())
+    vals["margin_rat"] = vals["at"] - (vals["rat"] - vals["rat_sd"])
+    vals["margin_tbptt"] = vals["at"] - vals["tbptt"]
+    vals["bptt_gap"] = vals["bptt"] - vals["tbptt"]
+    seeds = FAST_CLAIM_SEEDS if fast else CLAIM_SEEDS
+    return Measured(vals, criteria=[Criterion("margin_rat", ">=", 0.0), Criterion("margin_tbptt", ">=", 0.0)],
+                    seeds=seeds, precondition=bool(vals["bptt_gap"] >= 0.01),
+                    summary=f"AT {vals['at']:.3f}, RaT {vals['rat']:.3f} (sd {vals['rat_sd']:.3f}), "
+                            f"T-BPTT {vals['tbptt']:.3f}, BPTT {vals['bptt']:.3f}",
+                    details={"acc": acc, "tunings": [tuning(m, fast) for m in METHODS]})
+
+
+def window_profile(X: torch.Tensor, y: torch.Tensor, *, width: int, inits: int = 6, seed: int = 0,
+                   T: int = RUN["T"], lr: float = RUN["inner_lr"]):
+    """For one synthetic set: the probe's gradient norms ``g_s`` (mean over ``inits`` fresh networks)
+    and the windowed meta-gradient norm for a window of ``width`` starting at every ``s`` (mean over
+    the same networks), all windows batched. Returns (g[0..T-W], meta-norms[0..T-W])."""
+    width = check_int(width, "width", minimum=1)
+    inits = check_int(inits, "inits", minimum=1)
+    t = task()
+    gen = torch.Generator().manual_seed(5_000 + seed)
+    theta0 = torch.stack([t.init(gen) for _ in range(inits)])
+    S = T - width + 1
+    rng = np.random.default_rng([seed, 3])
+    idx = torch.as_tensor(rng.choice(t.X_train.shape[0], RUN["real_batch"], replace=False))
+    th0 = theta0.repeat_interleave(S, 0)
+    R = th0.shape[0]
+    Xr, yr = X.expand(R, *X.shape).clone(), y.expand(R, *y.shape)
+    Xb, yb = t.X_train[idx].expand(R, -1, -1), t.y_train[idx].expand(R, -1)
+    starts = np.tile(np.arange(S), inits)
+    with one_torch_thread():
+        _, grad = batched_meta_gradient(t, th0, Xr, yr, Xb, yb, starts, np.full(R, width), lr)
+        theta, norms = theta0.clone(), np.empty((inits, T))
+        for s in range(T):
+            th = theta.requires_grad_(True)
+            g, = torch.autograd.grad(t.losses(th, X.expand(inits, *X.shape), y.expand(inits, -1)).sum(), th)
+            norms[:, s] = g.norm(dim=1).numpy()
+            theta = (th - lr * g).detach()
+    meta = grad.flatten(1).norm(dim=1).view(inits, S).mean(0).numpy()
+    return norms.mean(0)[:S], meta
+
+
+@lru_cache(maxsize=4)
+def mechanism_data(fast: bool = False):
+    """Window profiles of the RaT-BPTT synthetic sets halfway through distillation, per claim seed."""
+    res, seeds, grid, _ = runs("RaT-BPTT", fast)
+    k = len(FAST_TUNING_SEEDS if fast else TUNING_SEEDS)
+    j = tuning("RaT-BPTT", fast).best_index
+    mid = res.snapshots[len(res.snapshots) // 2]
+    out = []
+    for i, s in enumerate(seeds[k:]):
+        r = (k + i) * len(grid) + j
+        out.append(window_profile(mid[r], res.y[r], width=RUN["base_window"], inits=4 if fast else 6, seed=s))
+    return out
+
+
+@claim("25", "Stage-aware sampling picks windows with larger meta-gradients", kind="reproduction",
+       paper="the inner run's gradient behaviour differs by stage, so positions sampled from softmax of gradient "
+             "norms beat uniform ones (the premise of AT-BPTT's stage-aware timestep selection; no number)",
+       expect="for the RaT-BPTT synthetic set halfway through distillation (claim seeds 0-4; 6 fresh networks "
+              "each), Spearman correlation between the sampling probability of each window start and the "
+              "windowed meta-gradient norm there: median >= 0.5; and expected meta-gradient norm under the "
+              "stage-1 sampler over that under uniform positions: median gain >= 1.05",
+       control="window positions drawn uniformly (RaT-BPTT's sampler) in place of softmax of gradient norms",
+       name="mechanism")
+def mechanism_claim(fast: bool = False, control: bool = False) -> Measured:
+    rhos, gains = [], []
+    for g, m in mechanism_data(fast):
+        p = np.full(g.size, 1.0 / g.size) if control else softmax_probs(g)
+        rho = 0.0 if np.ptp(p) == 0 else float(spearmanr(p, m).statistic)
+        rhos.append(rho)
+        gains.append(float(p @ m / m.mean()))
+    vals = dict(spearman=np.median(rhos), spearman_min=np.min(rhos), gain=np.median(gains), gain_min=np.min(gains))
+    return Measured(vals, criteria=[Criterion("spearman", ">=", 0.5), Criterion("gain", ">=", 1.05)],
+                    seeds=FAST_CLAIM_SEEDS if fast else CLAIM_SEEDS,
+                    summary=f"median Spearman {vals['spearman']:.2f}, median gain {vals['gain']:.2f}")
+
+
+def _time(fn, repeats: int = 3) -> float:
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return float(np.median(ts))
+
+
+@claim("25", "AT-BPTT stores a fraction of BPTT's steps and backpropagates through fewer", kind="reproduction",
+       paper="AT-BPTT accelerates inner-loop optimisation 3.9x and saves 63% of the memory (abstract)",
+       expect="over the AT-BPTT runs of the accuracy claim (claim seeds 0-4, tuned rate): memory saving "
+              "1 - (largest stored window)/T >= 0.63, and backward speedup (BPTT's backpropagated steps per "
+              "outer iteration over AT-BPTT's mean) >= 3.9; wall-time and total-work ratios reported, not tested",
+       control="no truncation: AT-BPTT's window forced to the whole unroll (W0 = T, i.e. BPTT)",
+       name="cost")
+def cost_claim(fast: bool = False, control: bool = False) -> Measured:
+    res, seeds, grid, _ = runs("BPTT" if control else "AT-BPTT", fast)
+    cfg = FAST_RUN if fast else RUN
+    T, its = cfg["T"], cfg["iterations"]
+    k = len(FAST_TUNING_SEEDS if fast else TUNING_SEEDS)
+    j = tuning("AT-BPTT", fast).best_index
+    rows = [(k + i) * len(grid) + j for i in range(len(seeds) - k)]
+    stored = res.max_stored[rows].max()
+    mean_w = res.steps_backward[rows].mean() / its
+    # total work, in units of one gradient step: forward steps (probe included) + 2 per backward step
+    work = (res.steps_forward[rows] + 2 * res.steps_backward[rows]).mean() / (3 * T * its)
+    t = task()
+    X, y = real_subset(t, 1, 0)
+    theta0 = t.init(torch.Generator().manual_seed(1))
+
+    def inner(th, Xs):
+        return torch.nn.functional.cross_entropy(t.logits(th, Xs), y)
+
+    def outer(th):
+        return torch.nn.functional.cross_entropy(t.logits(th, t.X_train[:256]), t.y_train[:256])
+
+    w = T if control else int(round(mean_w))
+    with one_torch_thread():
+        wall = _time(lambda: windowed_meta_gradient(inner, outer, theta0, X, 0, T, cfg["inner_lr"])) / _time(
+            lambda: windowed_meta_gradient(inner, outer, theta0, X, T - w, w, cfg["inner_lr"]))
+    vals = dict(memory_saving=1 - stored / T, backward_speedup=T / mean_w, mean_width=mean_w,
+                wall_speedup=wall, work_ratio=work)
+    return Measured(vals, criteria=[Criterion("memory_saving", ">=", 0.63), Criterion("backward_speedup", ">=", 3.9)],
+                    seeds=seeds[k:], summary=f"saves {vals['memory_saving']:.0%} of stored steps, backward "
+                    f"{vals['backward_speedup']:.1f}x shorter; total work {work:.2f} of BPTT's")
+
+
+@claim("25", "The adjoint recursion equals autograd; full-rank Lanczos is exact", kind="identity",
+       expect="float64, linear softmax model: the explicit adjoint (exact Hessian-vector products) equals "
+              "autograd's windowed meta-gradient to 1e-10 (relative); the rank-p Lanczos adjoint equals it "
+              "for a one-step window", name="adjoint")
+def adjoint_identity(fast: bool = False, control: bool = False) -> Measured:
+    gen = torch.Generator().manual_seed(0)
+    f, C, n = 5, 3, 4
+    X = torch.randn(n, f, generator=gen, dtype=torch.float64)
+    y = torch.arange(n) % C
+    Xr = torch.randn(20, f, generator=gen, dtype=torch.float64)
+    yr = torch.arange(20) % C
+    from .at_bptt import mlp_forward
+
+    def inner(th, Xs):
+        return torch.nn.functional.cross_entropy(mlp_forward(th, Xs, 0, C), y)
+
+    def outer(th):
+        return torch.nn.functional.cross_entropy(mlp_forward(th, Xr, 0, C), yr)
+
+    th0 = 0.1 * torch.randn(f * C + C, generator=gen, dtype=torch.float64)
+    _, ref = windowed_meta_gradient(inner, outer, th0, X, 2, 4, 0.5)
+    _, adj, _ = adjoint_meta_gradient(inner, outer, th0, X, 2, 4, 0.5)
+    _, ref1 = windowed_meta_gradient(inner, outer, th0, X, 2, 1, 0.5)
+    _, low, _ = adjoint_meta_gradient(inner, outer, th0, X, 2, 1, 0.5, rank=f * C + C, generator=gen)
+    e1 = float((adj - ref).norm() / ref.norm())
+    e2 = float((low - ref1).norm() / ref1.norm())
+    return Measured({"adjoint_error": e1, "lanczos_error": e2},
+                    criteria=[Criterion("adjoint_error", "<=", 1e-10), Criterion("lanczos_error", "<=", 1e-8)],
+                    summary=f"relative errors {e1:.1e} and {e2:.1e}")
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def _digit_heat(img: np.ndarray) -> np.ndarray:
+    return img.reshape(8, 8)[::-1]
+
+
+@lru_cache(maxsize=1)
+def _image_frames():
+    """Snapshots (iteration, method) -> the 10 synthetic images of claim seed 0 at the tuned rate."""
+    out = {}
+    for m in ("T-BPTT", "AT-BPTT"):
+        res, seeds, grid, _ = runs(m)
+        r = len(TUNING_SEEDS) * len(grid) + tuning(m).best_index
+        out[m] = [s[r].numpy() for s in res.snapshots]
+    return out
+
+
+def images_figure(snapshot: int = 10) -> go.Figure:
+    """The 10 distilled points (one per digit, as 8x8 images in standardised units) at one snapshot,
+    T-BPTT on the top row and AT-BPTT below."""
+    frames = _image_frames()
+    fig = make_subplots(rows=2, cols=10, horizontal_spacing=0.01, vertical_spacing=0.08,
+                        row_titles=["T-BPTT", "AT-BPTT"])
+    for row, m in enumerate(("T-BPTT", "AT-BPTT"), start=1):
+        snap = frames[m][min(snapshot, len(frames[m]) - 1)]
+        for c in range(10):
+            fig.add_trace(go.Heatmap(z=_digit_heat(snap[c]), zmin=-2, zmax=4, colorscale="Greys",
+                                     showscale=False, hovertemplate=f"digit {c}: %{{z:.2f}}<extra></extra>"),
+                          row=row, col=c + 1)
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False, scaleanchor="x")
+    return base_layout(fig, height=300)
+
+
+def images_slider_figure() -> go.Figure:
+    """Static twin: the synthetic images over outer iterations (every 10th snapshot)."""
+    frames = _image_frames()
+    n = len(frames["AT-BPTT"])
+    steps = []
+    for k in range(n):
+        f = images_figure(k)
+        steps.append(SliderStep(str(k * SNAPSHOT_EVERY), list(f.data)))
+    fig = slider_figure(steps, slider_label="outer iteration", active=n - 1, fixed_axes=False, height=360,
+                        title="The ten distilled digits over outer iterations (top T-BPTT, bottom AT-BPTT)")
+    tmpl = images_figure(n - 1)
+    fig.update_layout({k: v for k, v in tmpl.layout.to_plotly_json().items()
+                       if k.startswith(("xaxis", "yaxis")) or k == "annotations"})
+    return fig
+
+
+TEMPERATURES = (0.25, 0.5, 1.0, 2.0, 4.0)
+
+
+@lru_cache(maxsize=1)
+def _probe_curve() -> np.ndarray:
+    """The probe's gradient-norm curve g_t for the random real subset of seed 0 (mean of 6 networks)."""
+    X, y = real_subset(task(), 1, 0)
+    g, _ = window_profile(X, y, width=1, inits=6, seed=0)
+    return g
+
+
+def windows_figure(temperature: float = 1.0, stage: int = 1) -> go.Figure:
+    """Top: the probe's gradient norms g_t. Bottom: the probability of each window start in the three
+    stages (stage 1 softmax of g/tau, stage 2 uniform, stage 3 mirrored), for one temperature."""
+    g = _probe_curve()
+    T = g.size
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.4, 0.6])
+    fig.add_trace(go.Scatter(x=np.arange(T), y=g, name="g_t = ||inner gradient||", line=dict(color="#444")),
+                  row=1, col=1)
+    for st in (1, 2, 3):
+        P = window_distribution(st, g, RUN["base_window"], RUN["offset"], temperature)
+        fig.add_trace(go.Scatter(x=np.arange(T), y=P.sum(1), name=f"stage {st}", mode="lines",
+                                 line=dict(color=color_for(st - 1), width=3 if st == stage else 1.6,
+                                           shape="hv")), row=2, col=1)
+    P1 = window_distribution(1, g, RUN["base_window"], RUN["offset"], temperature)
+    mean_w = float(P1.sum(0) @ np.arange(T + 1))
+    base_layout(fig, height=470)
+    fig.update_yaxes(title_text="gradient norm", row=1, col=1)
+    fig.update_yaxes(title_text="P(window start)", row=2, col=1, range=[0, 0.35])
+    fig.update_xaxes(title_text="inner step t (window start s)", row=2, col=1)
+    fig.update_layout(frame_note(f"tau = {temperature:g}: stage-1 mean width {mean_w:.1f}"))
+    return fig
+
+
+def windows_slider_figure() -> go.Figure:
+    """Static twin of the window explorer: a slider over the softmax temperature."""
+    steps = []
+    for tau in TEMPERATURES:
+        f = windows_figure(tau)
+        steps.append(SliderStep(f"{tau:g}", list(f.data), dict(annotations=f.layout.annotations)))
+    fig = slider_figure(steps, slider_label="softmax temperature tau", active=TEMPERATURES.index(1.0),
+                        fixed_axes=False, height=520,
+                        title="Where AT-BPTT puts its window: gradient norms and the start distribution per stage")
+    tmpl = windows_figure(1.0)
+    fig.update_layout({k: v for k, v in tmpl.layout.to_plotly_json().items() if k.startswith(("xaxis", "yaxis"))})
+    return fig
+
+
+def mechanism_figure(fast: bool = False) -> go.Figure:
+    """Inner gradient norm and windowed meta-gradient norm against the window start (claim seed 0)."""
+    g, m = mechanism_data(fast)[0]
+    s = np.arange(g.size)
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(go.Scatter(x=s, y=g, name="inner gradient norm g_s", line=dict(color=color_for(0))))
+    fig.add_trace(go.Scatter(x=s, y=m, name="meta-gradient norm", line=dict(color=color_for(1), dash="dash")),
+                  secondary_y=True)
+    base_layout(fig, xaxis_title="window start s (inner step)", height=400,
+                title="Windows that start where the inner gradient is large send larger meta-gradients")
+    fig.update_yaxes(title_text="g_s", secondary_y=False)
+    fig.update_yaxes(title_text="||meta-gradient||", secondary_y=True, showline=True)
+    return fig
+
+
+def accuracy_figure(result) -> go.Figure:
+    """Test accuracy per claim seed for every method, with the random-real floor."""
+    acc = result.details["acc"]
+    fig = go.Figure()
+    for i, m in enumerate(METHODS):
+        fig.add_trace(go.Box(y=acc[m], name=m, boxpoints="all", marker_color=color_for(i), showlegend=False))
+    fig.add_hline(y=float(result.measured["floor"]), line_dash="dot",
+                  annotation_text="random real subset", annotation_position="bottom right")
+    return base_layout(fig, yaxis_title="test accuracy", height=380,
+                       title="Accuracy of fresh networks trained on each method's ten points (5 seeds)")
+
+
+EXPLORER_IMAGES = Explorer("25", "images", images_figure,
+                           {"snapshot": Slider("snapshot (x10 outer iterations)", list(range(11)), 10, fmt="{:d}")})
+EXPLORER_WINDOWS = Explorer("25", "windows", windows_figure,
+                            {"temperature": Slider("softmax temperature", list(TEMPERATURES), 1.0),
+                             "stage": Slider("highlighted stage", [1, 2, 3], 1, fmt="{:d}")})
