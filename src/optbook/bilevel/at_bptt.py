@@ -108,7 +108,7 @@ def lanczos(hvp: Callable[[torch.Tensor], torch.Tensor], v0: torch.Tensor, rank:
     """``rank`` steps of Lanczos with full re-orthogonalisation from ``v0``: the Ritz pairs
     ``(eigenvalues, U)`` with ``H ~ U diag(eigenvalues) U^T`` on the Krylov subspace. The subspaces
     are nested in ``rank``, so the Frobenius error of the compression never grows with ``rank``;
-    at ``rank = dim`` it is exact (the iteration stops early on an invariant subspace)."""
+    at ``rank = dim`` it is exact (on an invariant subspace it restarts from a new direction)."""
     rank = check_int(rank, "rank", minimum=1)
     if v0.ndim != 1 or v0.numel() == 0 or not torch.isfinite(v0).all() or float(v0.norm()) == 0:
         raise ValueError("v0 must be a non-zero finite vector")
@@ -118,12 +118,23 @@ def lanczos(hvp: Callable[[torch.Tensor], torch.Tensor], v0: torch.Tensor, rank:
     for j in range(rank):
         w = hvp(Q[j])
         alphas.append(torch.dot(w, Q[j]))
+        if j == rank - 1:
+            break
         Qm = torch.stack(Q)
         w = w - Qm.T @ (Qm @ w)
         w = w - Qm.T @ (Qm @ w)  # twice is enough
         beta = w.norm()
-        if j == rank - 1 or float(beta) <= tol * max(1.0, float(torch.stack(alphas).abs().max())):
-            break
+        if float(beta) <= tol * max(1.0, float(torch.stack(alphas).abs().max())):
+            # invariant subspace (e.g. a repeated eigenvalue): restart from the coordinate vector
+            # farthest from the subspace, with a zero coupling, so the subspaces stay nested
+            E = torch.eye(v0.numel(), dtype=v0.dtype)
+            R = E - Qm.T @ (Qm @ E)
+            w = R[:, int(R.norm(dim=0).argmax())]
+            w = w - Qm.T @ (Qm @ w)
+            beta, w = torch.zeros((), dtype=v0.dtype), w / w.norm()
+            betas.append(beta)
+            Q.append(w)
+            continue
         betas.append(beta)
         Q.append(w / beta)
     k = len(alphas)

@@ -181,6 +181,14 @@ def mechanism_data(fast: bool = False):
               "windowed meta-gradient norm there: median >= 0.5; and expected meta-gradient norm under the "
               "stage-1 sampler over that under uniform positions: median gain >= 1.05",
        control="window positions drawn uniformly (RaT-BPTT's sampler) in place of softmax of gradient norms",
+       reproduces=False,
+       diagnosis="(1) the proxy shows the stages the paper builds on: the probe's gradient norm falls about "
+                 "threefold over the 30 inner steps; (2) window/unroll ratio 20% and softmax of raw norms at "
+                 "temperature 1, as in the code (CIFAR-10: 40/200); (3) with uniform probabilities the sampler is "
+                 "RaT-BPTT's (tested); (4) the control gives Spearman 0 and gain 1, as expected. Measured: the "
+                 "meta-gradient norm is nearly flat in the window start and slightly larger for late windows, so "
+                 "the rank correlation with the (decreasing) gradient norm is negative; first seen in the fast "
+                 "run, criterion kept as registered",
        name="mechanism")
 def mechanism_claim(fast: bool = False, control: bool = False) -> Measured:
     rhos, gains = [], []
@@ -245,8 +253,8 @@ def cost_claim(fast: bool = False, control: bool = False) -> Measured:
 
 @claim("25", "The adjoint recursion equals autograd; full-rank Lanczos is exact", kind="identity",
        expect="float64, linear softmax model: the explicit adjoint (exact Hessian-vector products) equals "
-              "autograd's windowed meta-gradient to 1e-10 (relative); the rank-p Lanczos adjoint equals it "
-              "for a one-step window", name="adjoint")
+              "autograd's windowed meta-gradient to 1e-10 (relative); on a quadratic inner loss (one Hessian) "
+              "the full-rank Lanczos adjoint equals it to 1e-8", name="adjoint")
 def adjoint_identity(fast: bool = False, control: bool = False) -> Measured:
     gen = torch.Generator().manual_seed(0)
     f, C, n = 5, 3, 4
@@ -265,8 +273,13 @@ def adjoint_identity(fast: bool = False, control: bool = False) -> Measured:
     th0 = 0.1 * torch.randn(f * C + C, generator=gen, dtype=torch.float64)
     _, ref = windowed_meta_gradient(inner, outer, th0, X, 2, 4, 0.5)
     _, adj, _ = adjoint_meta_gradient(inner, outer, th0, X, 2, 4, 0.5)
-    _, ref1 = windowed_meta_gradient(inner, outer, th0, X, 2, 1, 0.5)
-    _, low, _ = adjoint_meta_gradient(inner, outer, th0, X, 2, 1, 0.5, rank=f * C + C, generator=gen)
+    ys = torch.randn(n, generator=gen, dtype=torch.float64)
+
+    def quad(th, Xs):  # a quadratic inner loss: one Hessian everywhere
+        return 0.5 * ((Xs @ th[:f] - ys) ** 2).mean() + 0.05 * (th ** 2).sum()
+
+    _, ref1 = windowed_meta_gradient(quad, outer, th0, X, 2, 4, 0.5)
+    _, low, _ = adjoint_meta_gradient(quad, outer, th0, X, 2, 4, 0.5, rank=f * C + C, generator=gen)
     e1 = float((adj - ref).norm() / ref.norm())
     e2 = float((low - ref1).norm() / ref1.norm())
     return Measured({"adjoint_error": e1, "lanczos_error": e2},
