@@ -379,6 +379,7 @@ class DistillResult:
     snapshots: list = field(default_factory=list)
     windows: list = field(default_factory=list)
     stages: list = field(default_factory=list)
+    meta_losses: list = field(default_factory=list)
     steps_forward: np.ndarray | None = None
     steps_backward: np.ndarray | None = None
     max_stored: np.ndarray | None = None
@@ -437,8 +438,9 @@ def distill(task: Task, method: str, *, seeds, outer_lrs, iterations: int = 100,
                               norms=None if norms is None else norms[r], offset=offset,
                               temperature=temperature) for r in range(R)]
         starts, widths = np.array(wins).T
-        _, grad = batched_meta_gradient(task, theta0, X, y, task.X_train[idx], task.y_train[idx],
-                                        starts, widths, inner_lr)
+        loss, grad = batched_meta_gradient(task, theta0, X, y, task.X_train[idx], task.y_train[idx],
+                                           starts, widths, inner_lr)
+        res.meta_losses.append(loss.numpy())
         res.steps_forward += starts + widths
         res.steps_backward += widths
         res.max_stored = np.maximum(res.max_stored, widths)
