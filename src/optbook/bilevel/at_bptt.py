@@ -357,7 +357,12 @@ def batched_meta_gradient(task: Task, theta0: torch.Tensor, X: torch.Tensor, y: 
     ends = starts + widths
     Xd = X.detach().requires_grad_(True)
     theta = theta0.detach()
-    for t in range(int(ends.max())):
+    first = int(starts.min())
+    for _ in range(first):  # every run is still before its window: no graph needed
+        th = theta.requires_grad_(True)
+        g, = torch.autograd.grad(task.losses(th, X.detach(), y).sum(), th)
+        theta = (th - lr * g).detach()
+    for t in range(first, int(ends.max())):
         cut = torch.as_tensor(starts == t)[:, None]
         theta = torch.where(cut, theta.detach(), theta)
         if not theta.requires_grad:

@@ -169,14 +169,14 @@ def mechanism_data(fast: bool = False):
     out = []
     for i, s in enumerate(seeds[k:]):
         r = (k + i) * len(grid) + j
-        out.append(window_profile(mid[r], res.y[r], width=RUN["base_window"], inits=4 if fast else 6, seed=s))
+        out.append(window_profile(mid[r], res.y[r], width=RUN["base_window"], inits=3, seed=s))
     return out
 
 
 @claim("25", "Stage-aware sampling picks windows with larger meta-gradients", kind="reproduction",
        paper="the inner run's gradient behaviour differs by stage, so positions sampled from softmax of gradient "
              "norms beat uniform ones (the premise of AT-BPTT's stage-aware timestep selection; no number)",
-       expect="for the RaT-BPTT synthetic set halfway through distillation (claim seeds 0-4; 6 fresh networks "
+       expect="for the RaT-BPTT synthetic set halfway through distillation (claim seeds 0-4; 3 fresh networks "
               "each), Spearman correlation between the sampling probability of each window start and the "
               "windowed meta-gradient norm there: median >= 0.5; and expected meta-gradient norm under the "
               "stage-1 sampler over that under uniform positions: median gain >= 1.05",
@@ -290,52 +290,56 @@ def adjoint_identity(fast: bool = False, control: bool = False) -> Measured:
 # --------------------------------------------------------------------------- figures
 
 
-def _digit_heat(img: np.ndarray) -> np.ndarray:
-    return img.reshape(8, 8)[::-1]
-
-
 @lru_cache(maxsize=1)
 def _image_frames():
-    """Snapshots (iteration, method) -> the 10 synthetic images of claim seed 0 at the tuned rate."""
-    out = {}
+    """Snapshots per method: the 10 synthetic images of claim seed 0 at the tuned rate, tiled into
+    one 17 x 89 mosaic (T-BPTT on top, AT-BPTT below, one blank row and column between images)."""
+    out = []
+    per = {}
     for m in ("T-BPTT", "AT-BPTT"):
         res, seeds, grid, _ = runs(m)
         r = len(TUNING_SEEDS) * len(grid) + tuning(m).best_index
-        out[m] = [s[r].numpy() for s in res.snapshots]
+        per[m] = [s_[r].numpy() for s_ in res.snapshots]
+    for k in range(len(per["AT-BPTT"])):
+        Z = np.full((17, 89), np.nan)
+        for row, m in enumerate(("T-BPTT", "AT-BPTT")):
+            for c in range(10):
+                Z[9 * row: 9 * row + 8, 9 * c: 9 * c + 8] = per[m][k][c].reshape(8, 8)
+        out.append(Z)
     return out
 
 
+def _mosaic_trace(Z):
+    return go.Heatmap(z=Z, zmin=-2, zmax=4, colorscale="Greys", showscale=False,
+                      hovertemplate="%{z:.2f}<extra></extra>")
+
+
+def _mosaic_layout(fig: go.Figure) -> go.Figure:
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False, tickvals=[],
+                     title_text="digits 0 to 9")
+    fig.update_yaxes(autorange="reversed", scaleanchor="x", showgrid=False, zeroline=False,
+                     tickvals=[3.5, 12.5], ticktext=["T-BPTT", "AT-BPTT"])
+    return fig
+
+
 def images_figure(snapshot: int = 10) -> go.Figure:
-    """The 10 distilled points (one per digit, as 8x8 images in standardised units) at one snapshot,
-    T-BPTT on the top row and AT-BPTT below."""
+    """The 10 distilled points (one per digit, as 8x8 images in standardised units) at one snapshot
+    (every 10 outer iterations), T-BPTT on the top row and AT-BPTT below."""
     frames = _image_frames()
-    fig = make_subplots(rows=2, cols=10, horizontal_spacing=0.01, vertical_spacing=0.08,
-                        row_titles=["T-BPTT", "AT-BPTT"])
-    for row, m in enumerate(("T-BPTT", "AT-BPTT"), start=1):
-        snap = frames[m][min(snapshot, len(frames[m]) - 1)]
-        for c in range(10):
-            fig.add_trace(go.Heatmap(z=_digit_heat(snap[c]), zmin=-2, zmax=4, colorscale="Greys",
-                                     showscale=False, hovertemplate=f"digit {c}: %{{z:.2f}}<extra></extra>"),
-                          row=row, col=c + 1)
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False, scaleanchor="x")
-    return base_layout(fig, height=300)
+    snapshot = check_int(snapshot, "snapshot", minimum=0)
+    fig = go.Figure(_mosaic_trace(frames[min(snapshot, len(frames) - 1)]))
+    base_layout(fig, height=280, title=f"The ten distilled digits after {10 * min(snapshot, len(frames) - 1)} "
+                "outer iterations")
+    return _mosaic_layout(fig)
 
 
 def images_slider_figure() -> go.Figure:
     """Static twin: the synthetic images over outer iterations (every 10th snapshot)."""
     frames = _image_frames()
-    n = len(frames["AT-BPTT"])
-    steps = []
-    for k in range(n):
-        f = images_figure(k)
-        steps.append(SliderStep(str(k * SNAPSHOT_EVERY), list(f.data)))
-    fig = slider_figure(steps, slider_label="outer iteration", active=n - 1, fixed_axes=False, height=360,
-                        title="The ten distilled digits over outer iterations (top T-BPTT, bottom AT-BPTT)")
-    tmpl = images_figure(n - 1)
-    fig.update_layout({k: v for k, v in tmpl.layout.to_plotly_json().items()
-                       if k.startswith(("xaxis", "yaxis")) or k == "annotations"})
-    return fig
+    steps = [SliderStep(str(k * SNAPSHOT_EVERY), [_mosaic_trace(Z)]) for k, Z in enumerate(frames)]
+    fig = slider_figure(steps, slider_label="outer iteration", active=len(frames) - 1, fixed_axes=False,
+                        height=340, title="The ten distilled digits over outer iterations (top T-BPTT, bottom AT-BPTT)")
+    return _mosaic_layout(fig)
 
 
 TEMPERATURES = (0.25, 0.5, 1.0, 2.0, 4.0)
