@@ -53,11 +53,14 @@ def task() -> Task:
     return Task(t(X[tr]), t(y[tr]), t(X[te]), t(y[te]), classes=10, hidden=32)
 
 
-@lru_cache(maxsize=8)
 def runs(method: str, fast: bool = False):
     """Every (seed, outer lr) run of ``method``: tuning seeds first, then claim seeds. Returns the
-    distillation result, the seeds, the grid and the test accuracies (seeds x grid)."""
-    method = check_choice(method, "method", METHODS)
+    distillation result, the seeds, the grid and the test accuracies (seeds x grid); cached."""
+    return _runs(check_choice(method, "method", METHODS), bool(fast))
+
+
+@lru_cache(maxsize=8)
+def _runs(method: str, fast: bool):
     seeds = (FAST_TUNING_SEEDS + FAST_CLAIM_SEEDS) if fast else (TUNING_SEEDS + CLAIM_SEEDS)
     grid = FAST_GRID if fast else GRID
     cfg = FAST_RUN if fast else RUN
