@@ -29,8 +29,9 @@ from .at_bptt import (METHODS, Task, adjoint_meta_gradient, batched_meta_gradien
 #: the paper: 2/6 here), stages switched at 30% and 70% of the outer iterations.
 RUN = dict(iterations=100, T=30, base_window=6, offset=2, inner_lr=0.1, ipc=1, real_batch=256)
 FAST_RUN = dict(RUN, iterations=40)
-#: The same grid for every method: the outer (distillation) learning rate.
-GRID = (0.01, 0.03, 0.1)
+#: The same grid for every method: the outer (distillation) learning rate. First registered as
+#: (0.01, 0.03, 0.1); three of four methods chose its edge 0.1, so it was shifted one step up.
+GRID = (0.03, 0.1, 0.3)
 FAST_GRID = (0.03, 0.1)
 TUNING_SEEDS = (100, 101)
 CLAIM_SEEDS = (0, 1, 2, 3, 4)
@@ -110,7 +111,7 @@ GLUE_FORMATS = {
        paper="AT-BPTT beats random truncation (RaT-BPTT) and the other inner-loop baselines: +6.16% accuracy "
              "on average over baselines on CIFAR-10/100, Tiny-ImageNet, ImageNet-1K (abstract)",
        expect="digits, IPC 1, MLP 64-32-10, T = 30, mean window 6; each method's outer lr tuned on a 3-point "
-              "grid with seeds 100-101; over claim seeds 0-4 (5 fresh networks each): mean AT-BPTT accuracy "
+              "grid (0.03, 0.1, 0.3; first 0.01-0.1, shifted off its edge) with seeds 100-101; over claim seeds 0-4 (5 fresh networks each): mean AT-BPTT accuracy "
               ">= mean RaT-BPTT - 1 sd (margin_rat >= 0) and >= mean T-BPTT (margin_tbptt >= 0); premise: full "
               "BPTT beats T-BPTT by >= 1 point (truncation costs something here)",
        control="the random real subset (no distillation, the floor) in AT-BPTT's place",
@@ -402,9 +403,9 @@ def mechanism_figure(fast: bool = False) -> go.Figure:
     fig.add_trace(go.Scatter(x=s, y=m, name="meta-gradient norm", line=dict(color=color_for(1), dash="dash")),
                   secondary_y=True)
     base_layout(fig, xaxis_title="window start s (inner step)", height=400,
-                title="Windows that start where the inner gradient is large send larger meta-gradients")
+                title="The inner gradient norm falls along the run; the meta-gradient norm does not follow it")
     fig.update_yaxes(title_text="g_s", secondary_y=False)
-    fig.update_yaxes(title_text="||meta-gradient||", secondary_y=True, showline=True)
+    fig.update_yaxes(title_text="||meta-gradient||", secondary_y=True, showline=True, tickformat=".4f")
     return fig
 
 
