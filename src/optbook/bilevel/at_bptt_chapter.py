@@ -346,7 +346,7 @@ def images_slider_figure() -> go.Figure:
     return _mosaic_layout(fig)
 
 
-TEMPERATURES = (0.25, 0.5, 1.0, 2.0, 4.0)
+TEMPERATURES = (0.02, 0.05, 0.1, 0.25, 1.0, 4.0)
 
 
 @lru_cache(maxsize=1)
@@ -355,6 +355,13 @@ def _probe_curve() -> np.ndarray:
     X, y = real_subset(task(), 1, 0)
     g, _ = window_profile(X, y, width=1, inits=6, seed=0)
     return g
+
+
+@lru_cache(maxsize=1)
+def _top_probability() -> float:
+    g = _probe_curve()
+    return max(window_distribution(st, g, RUN["base_window"], RUN["offset"], tau).sum(1).max()
+               for st in (1, 3) for tau in TEMPERATURES)
 
 
 def windows_figure(temperature: float = 1.0, stage: int = 1) -> go.Figure:
@@ -374,7 +381,7 @@ def windows_figure(temperature: float = 1.0, stage: int = 1) -> go.Figure:
     mean_w = float(P1.sum(0) @ np.arange(T + 1))
     base_layout(fig, height=470)
     fig.update_yaxes(title_text="gradient norm", row=1, col=1)
-    fig.update_yaxes(title_text="P(window start)", row=2, col=1, range=[0, 0.35])
+    fig.update_yaxes(title_text="P(window start)", row=2, col=1, range=[0, 1.05 * _top_probability()])
     fig.update_xaxes(title_text="inner step t (window start s)", row=2, col=1)
     fig.update_layout(frame_note(f"tau = {temperature:g}: stage-1 mean width {mean_w:.1f}"))
     return fig
