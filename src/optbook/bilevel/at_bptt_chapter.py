@@ -367,6 +367,8 @@ def _top_probability() -> float:
 def windows_figure(temperature: float = 1.0, stage: int = 1) -> go.Figure:
     """Top: the probe's gradient norms g_t. Bottom: the probability of each window start in the three
     stages (stage 1 softmax of g/tau, stage 2 uniform, stage 3 mirrored), for one temperature."""
+    if isinstance(stage, bool) or stage not in (1, 2, 3):
+        raise ValueError(f"stage must be 1, 2 or 3, got {stage!r}")
     g = _probe_curve()
     T = g.size
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.4, 0.6])
