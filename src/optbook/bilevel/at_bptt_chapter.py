@@ -329,8 +329,8 @@ def _mosaic_layout(fig: go.Figure) -> go.Figure:
 def images_figure(snapshot: int = 10) -> go.Figure:
     """The 10 distilled points (one per digit, as 8x8 images in standardised units) at one snapshot
     (every 10 outer iterations), T-BPTT on the top row and AT-BPTT below."""
-    frames = _image_frames()
     snapshot = check_int(snapshot, "snapshot", minimum=0)
+    frames = _image_frames()
     fig = go.Figure(_mosaic_trace(frames[min(snapshot, len(frames) - 1)]))
     base_layout(fig, height=280, title=f"The ten distilled digits after {10 * min(snapshot, len(frames) - 1)} "
                 "outer iterations")
