@@ -207,6 +207,28 @@ def mechanism_claim(fast: bool = False, control: bool = False) -> Measured:
                     summary=f"median Spearman {vals['spearman']:.2f}, median gain {vals['gain']:.2f}")
 
 
+def stage_rows() -> list[dict]:
+    """The mechanism check at four points of RaT-BPTT's distillation (claim seeds, 3 networks each):
+    Spearman correlation of the meta-gradient norm with the stage-1 sampler (softmax of g) and
+    with the stage-3 sampler (its mirror image, s = T - W - u), median and range over seeds."""
+    res, seeds, grid, _ = runs("RaT-BPTT")
+    k, j = len(TUNING_SEEDS), tuning("RaT-BPTT").best_index
+    W = RUN["base_window"]
+    rows = []
+    for snap in (0, 2, 5, 8):
+        r1, r3 = [], []
+        for i, sd in enumerate(seeds[k:]):
+            r = (k + i) * len(grid) + j
+            g, m = window_profile(res.snapshots[snap][r], res.y[r], width=W, inits=3, seed=sd)
+            p1 = softmax_probs(g)
+            r1.append(spearmanr(p1, m).statistic)
+            r3.append(spearmanr(p1[::-1], m).statistic)
+        rows.append({"outer iteration": snap * SNAPSHOT_EVERY,
+                     "Spearman, stage-1 sampler": f"{np.median(r1):+.2f} ({min(r1):+.2f} to {max(r1):+.2f})",
+                     "Spearman, stage-3 (mirrored)": f"{np.median(r3):+.2f} ({min(r3):+.2f} to {max(r3):+.2f})"})
+    return rows
+
+
 def _time(fn, repeats: int = 3) -> float:
     ts = []
     for _ in range(repeats):
