@@ -97,7 +97,7 @@ def floor_accuracies(fast: bool = False) -> np.ndarray:
 
 GLUE_FORMATS = {
     "accuracy": {k: "{:.3f}" for k in ("at", "rat", "rat_sd", "tbptt", "bptt", "floor", "margin_rat",
-                                         "margin_tbptt", "at_min", "at_max", "bptt_gap")},
+                                         "margin_tbptt", "at_min", "at_max", "bptt_gap", "gain_rat", "headroom")},
     "mechanism": {"spearman": "{:.2f}", "gain": "{:.2f}", "spearman_min": "{:.2f}", "gain_min": "{:.2f}"},
     "cost": {"memory_saving": "{:.0%}", "backward_speedup": "{:.1f}", "wall_speedup": "{:.1f}",
              "work_ratio": "{:.2f}", "mean_width": "{:.1f}"},
@@ -106,31 +106,63 @@ GLUE_FORMATS = {
 # --------------------------------------------------------------------------- claims
 
 
-@claim("25", "AT-BPTT's distilled data train networks as well as RaT-BPTT's, and better than T-BPTT's",
+@claim("25", "AT-BPTT's distilled data train networks better than RaT-BPTT's and T-BPTT's",
        kind="reproduction",
        paper="AT-BPTT beats random truncation (RaT-BPTT) and the other inner-loop baselines: +6.16% accuracy "
              "on average over baselines on CIFAR-10/100, Tiny-ImageNet, ImageNet-1K (abstract)",
        expect="digits, IPC 1, MLP 64-32-10, T = 30, mean window 6; each method's outer lr tuned on a 3-point "
-              "grid (0.03, 0.1, 0.3; first 0.01-0.1, shifted off its edge) with seeds 100-101; over claim seeds 0-4 (5 fresh networks each): mean AT-BPTT accuracy "
-              ">= mean RaT-BPTT - 1 sd (margin_rat >= 0) and >= mean T-BPTT (margin_tbptt >= 0); premise: full "
-              "BPTT beats T-BPTT by >= 1 point (truncation costs something here)",
-       control="the random real subset (no distillation, the floor) in AT-BPTT's place",
+              "grid (0.03, 0.1, 0.3; first 0.01-0.1, shifted off its edge) with seeds 100-101; over claim seeds "
+              "0-4 (5 fresh networks each): mean AT-BPTT accuracy >= mean RaT-BPTT + 1 sd of RaT-BPTT over seeds "
+              "(margin_rat >= 0: the paper claims a gain over random truncation, and one seed-to-seed sd is the "
+              "smallest gain this proxy can tell from noise; the paper's +6.16 points is a CIFAR-scale average "
+              "with no proxy counterpart) and >= mean T-BPTT (margin_tbptt >= 0); premise: full BPTT beats "
+              "RaT-BPTT by >= 1 sd (random truncation leaves accuracy to gain). Re-registered by the referee "
+              "after the full run, disclosed: the author's criterion, AT >= RaT - 1 sd with the undistilled "
+              "floor as control, is met by RaT-BPTT itself (margin +1 sd) and so could not tell AT-BPTT from "
+              "its baseline; the data and the runs are unchanged",
+       control="RaT-BPTT (uniform window positions, fixed width: the nearest baseline) in AT-BPTT's place",
+       reproduces=False,
+       diagnosis="(1) the proxy shows the phenomenon: full BPTT beats RaT-BPTT by more than one RaT sd (premise, "
+                 "measured), so random truncation leaves accuracy on the table; (2) the hyperparameters are "
+                 "the code's rescaled: W0/T = 20% as on CIFAR-10 (40/200), d/W0 about 1/4, softmax of raw norms "
+                 "at temperature 1; because the probe's norms span less than one unit, that softmax is nearly "
+                 "uniform here, and an unregistered rerun with a selective temperature (0.05) did not help "
+                 "(chapter text); (3) the reduction holds: stage 2 is RaT-BPTT with width W0 + d, and the "
+                 "batched engine equals one window at a time (tests); (4) the control, RaT-BPTT in AT-BPTT's "
+                 "place, fails by exactly one sd, as it must. Measured: AT-BPTT ties RaT-BPTT (difference "
+                 "well under one sd)",
        name="accuracy")
 def accuracy_claim(fast: bool = False, control: bool = False) -> Measured:
     acc = {m: claim_accuracies(m, fast) for m in METHODS}
-    at = floor_accuracies(fast) if control else acc["AT-BPTT"]
+    at = acc["RaT-BPTT"] if control else acc["AT-BPTT"]
     rat, tb = acc["RaT-BPTT"], acc["T-BPTT"]
     vals = dict(at=at.mean(), at_min=at.min(), at_max=at.max(), rat=rat.mean(), rat_sd=rat.std(ddof=1),
                 tbptt=tb.mean(), bptt=acc["BPTT"].mean(), floor=floor_accuracies(fast).mean())
-    vals["margin_rat"] = vals["at"] - (vals["rat"] - vals["rat_sd"])
+    vals["margin_rat"] = vals["at"] - (vals["rat"] + vals["rat_sd"])
+    vals["gain_rat"] = vals["at"] - vals["rat"]
     vals["margin_tbptt"] = vals["at"] - vals["tbptt"]
     vals["bptt_gap"] = vals["bptt"] - vals["tbptt"]
+    vals["headroom"] = vals["bptt"] - vals["rat"]
     seeds = FAST_CLAIM_SEEDS if fast else CLAIM_SEEDS
     return Measured(vals, criteria=[Criterion("margin_rat", ">=", 0.0), Criterion("margin_tbptt", ">=", 0.0)],
-                    seeds=seeds, precondition=bool(vals["bptt_gap"] >= 0.01),
+                    seeds=seeds, precondition=bool(vals["headroom"] >= vals["rat_sd"]),
                     summary=f"AT {vals['at']:.3f}, RaT {vals['rat']:.3f} (sd {vals['rat_sd']:.3f}), "
                             f"T-BPTT {vals['tbptt']:.3f}, BPTT {vals['bptt']:.3f}",
                     details={"acc": acc, "tunings": [tuning(m, fast) for m in METHODS]})
+
+
+@lru_cache(maxsize=2)
+def selective_rerun(temperature: float = 0.05) -> dict:
+    """An unregistered check of the accuracy claim: AT-BPTT with a selective softmax temperature
+    (the code's temperature 1 is nearly uniform on this proxy's small norms), on the claim seeds at
+    AT-BPTT's tuned outer rate. Returns its mean accuracy and the paired gain over RaT-BPTT."""
+    j = tuning("AT-BPTT").best_index
+    with one_torch_thread():
+        res = distill(task(), "AT-BPTT", seeds=CLAIM_SEEDS, outer_lrs=(GRID[j],), temperature=temperature, **RUN)
+        acc = evaluate(task(), res.X, res.y, seed=0, T=RUN["T"], inner_lr=RUN["inner_lr"])
+    rat = claim_accuracies("RaT-BPTT")
+    return {"temperature": temperature, "at": float(acc.mean()), "gain_rat": float((acc - rat).mean()),
+            "at_min": float(acc.min()), "at_max": float(acc.max())}
 
 
 def window_profile(X: torch.Tensor, y: torch.Tensor, *, width: int, inits: int = 6, seed: int = 0,
@@ -188,13 +220,17 @@ def mechanism_data(fast: bool = False):
        reproduces=False,
        diagnosis="(1) the proxy shows the stages the paper builds on: the probe's gradient norm falls about "
                  "threefold over the 30 inner steps; (2) window/unroll ratio 20% and softmax of raw norms at "
-                 "temperature 1, as in the code (CIFAR-10: 40/200); (3) with uniform probabilities the sampler is "
-                 "RaT-BPTT's (tested); (4) the control gives Spearman 0 and gain 1, as expected. Measured: the "
+                 "temperature 1, as in the code (CIFAR-10: 40/200); the Spearman statistic does not depend on "
+                 "the temperature (softmax is monotone in g), so no rescaling of the norms can change its sign; "
+                 "(3) stage 2 (uniform start, width W0 + d) is RaT-BPTT's sampler and constant norms give uniform "
+                 "probabilities (tests; stage 1 then still differs from RaT-BPTT by the code's clipping of "
+                 "late starts to T - W); (4) the control gives Spearman 0 and gain 1, as expected. Measured: the "
                  "meta-gradient norm is nearly flat in the window start and slightly larger for late windows, so "
                  "the rank correlation with the (decreasing) gradient norm is negative; first seen in the fast "
                  "run, criterion kept as registered. An unregistered follow-up (chapter text) finds the "
                  "correlation positive on the undistilled images and negative from 20 outer steps on, where "
-                 "the mirrored stage-3 sampler correlates positively instead",
+                 "the mirrored stage-3 sampler correlates positively instead. Referee's note: the registered point, "
+                 "halfway, lies in stage 2, where AT-BPTT samples uniformly anyway; the follow-up covers stage 1",
        name="mechanism")
 def mechanism_claim(fast: bool = False, control: bool = False) -> Measured:
     rhos, gains = [], []
@@ -240,15 +276,19 @@ def _time(fn, repeats: int = 3) -> float:
     return float(np.median(ts))
 
 
-@claim("25", "AT-BPTT stores a fraction of BPTT's steps and backpropagates through fewer", kind="reproduction",
+@claim("25", "AT-BPTT's stored window and backpropagated steps are set by W0, d and T", kind="identity",
        paper="AT-BPTT accelerates inner-loop optimisation 3.9x and saves 63% of the memory (abstract)",
        expect="over the AT-BPTT runs of the accuracy claim (claim seeds 0-4, tuned rate): memory saving "
-              "1 - (largest stored window)/T >= 0.63, and backward speedup (BPTT's backpropagated steps per "
-              "outer iteration over AT-BPTT's mean) >= 3.9; wall-time and total-work ratios reported, not tested",
-       control="no truncation: AT-BPTT's window forced to the whole unroll (W0 = T, i.e. BPTT)",
+              "1 - (largest stored window)/T equals 1 - (W0 + d)/T (to 1e-12), and the mean backpropagated "
+              "window lies in [W0 - d, W0 + d], so BPTT's backpropagated steps over AT-BPTT's lie in "
+              "[T/(W0 + d), T/(W0 - d)]; wall-time and total-work ratios (probe included) reported, not "
+              "tested. Registered by the author as a reproduction of the paper's 63% and 3.9x with thresholds "
+              "0.63 and 3.9; re-registered by the referee as an identity, disclosed: both figures follow from "
+              "the chosen W0, d and T (the paper's own CIFAR-10 values give 75% and 5x by the same "
+              "arithmetic) and can fail only on a bookkeeping bug",
        name="cost")
 def cost_claim(fast: bool = False, control: bool = False) -> Measured:
-    res, seeds, grid, _ = runs("BPTT" if control else "AT-BPTT", fast)
+    res, seeds, grid, _ = runs("AT-BPTT", fast)
     cfg = FAST_RUN if fast else RUN
     T, its = cfg["T"], cfg["iterations"]
     k = len(FAST_TUNING_SEEDS if fast else TUNING_SEEDS)
@@ -268,13 +308,16 @@ def cost_claim(fast: bool = False, control: bool = False) -> Measured:
     def outer(th):
         return torch.nn.functional.cross_entropy(t.logits(th, t.X_train[:256]), t.y_train[:256])
 
-    w = T if control else int(round(mean_w))
+    w = int(round(mean_w))
     with one_torch_thread():
         wall = _time(lambda: windowed_meta_gradient(inner, outer, theta0, X, 0, T, cfg["inner_lr"])) / _time(
             lambda: windowed_meta_gradient(inner, outer, theta0, X, T - w, w, cfg["inner_lr"]))
+    W0, d = cfg["base_window"], cfg["offset"]
     vals = dict(memory_saving=1 - stored / T, backward_speedup=T / mean_w, mean_width=mean_w,
                 wall_speedup=wall, work_ratio=work)
-    return Measured(vals, criteria=[Criterion("memory_saving", ">=", 0.63), Criterion("backward_speedup", ">=", 3.9)],
+    vals["memory_error"] = abs(vals["memory_saving"] - (1 - (W0 + d) / T))
+    vals["width_outside"] = max(W0 - d - mean_w, mean_w - (W0 + d), 0.0)
+    return Measured(vals, criteria=[Criterion("memory_error", "<=", 1e-12), Criterion("width_outside", "<=", 0.0)],
                     seeds=seeds[k:], summary=f"saves {vals['memory_saving']:.0%} of stored steps, backward "
                     f"{vals['backward_speedup']:.1f}x shorter; total work {work:.2f} of BPTT's")
 
