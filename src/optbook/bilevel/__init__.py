@@ -1,0 +1,1 @@
+"""Part V: bilevel and nested optimization."""

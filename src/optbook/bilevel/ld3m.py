@@ -1,0 +1,358 @@
+"""LD3M: dataset distillation through a diffusion model's sampler (Moser et al., NeurIPS 2025).
+
+Generative-prior dataset distillation learns latent codes ``z`` and class embeddings ``c`` that a
+*frozen* generator turns into synthetic training points ``x = G(z, c)``. With a latent diffusion
+model, ``G`` is a DDIM chain; LD3M adds a linearly decaying skip connection from the learnable
+latent into the predicted clean sample of every reverse step, so that gradients reach ``z``.
+
+The "pretrained denoiser" here is the exact, Bayes-optimal one of a Gaussian mixture prior
+(:class:`GaussianMixturePrior`), and the decoder is the identity: a CPU-sized stand-in for the
+paper's latent diffusion model. Everything is torch, float64, and differentiable end to end.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..core import as_rng, check_choice, check_in_range, check_int, check_positive, check_real
+
+DTYPE = torch.float64
+#: Skip schedules: the paper's linear decay, none (naive backpropagation), the constant ablation
+#: and a cosine decay.
+SCHEDULES = ("linear", "none", "constant", "cosine")
+
+
+def _as_tensor(x, name: str, ndim: int, dim: int | None = None) -> torch.Tensor:
+    t = torch.as_tensor(x, dtype=DTYPE) if not isinstance(x, torch.Tensor) else x.to(DTYPE)
+    if t.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array, got shape {tuple(t.shape)}")
+    if t.numel() == 0:
+        raise ValueError(f"{name} must not be empty")
+    if dim is not None and t.shape[-1] != dim:
+        raise ValueError(f"{name} must have {dim} columns (the latent dimension), got {t.shape[-1]}")
+    if not torch.isfinite(t).all():
+        raise ValueError(f"{name} must be finite (found NaN or inf)")
+    return t
+
+
+def linear_alphas_cumprod(T: int = 1000, beta_start: float = 1e-4, beta_end: float = 0.02) -> np.ndarray:
+    """The DDPM noise level :math:`\\bar\\alpha_t=\\prod_{s\\le t}(1-\\beta_s)`, t = 0..T-1, of a
+    linear beta schedule."""
+    T = check_int(T, "T", minimum=2)
+    b0 = check_in_range(beta_start, "beta_start", 0.0, 1.0)
+    b1 = check_in_range(beta_end, "beta_end", 0.0, 1.0)
+    if b1 < b0:
+        raise ValueError(f"beta_end must be >= beta_start, got {b1} < {b0}")
+    return np.cumprod(1.0 - np.linspace(b0, b1, T))
+
+
+def ddim_timesteps(steps: int, T: int = 1000) -> np.ndarray:
+    """Uniformly spaced DDIM timesteps as in the latent-diffusion code (``range(0, T, T // S) + 1``),
+    in increasing order."""
+    S = check_int(steps, "steps", minimum=2)
+    T = check_int(T, "T", minimum=2)
+    if S > T - 1:
+        raise ValueError(f"steps must be at most T - 1 = {T - 1}, got {S}")
+    return np.arange(0, T, T // S)[:S] + 1
+
+
+def skip_weights(steps: int, schedule: str = "linear", kappa: float = 1.0) -> np.ndarray:
+    """The skip weight of each reverse step, in sampling order (first step first).
+
+    ``linear`` is LD3M's: :math:`j/(S-1)` at loop index :math:`j=S-1,\\dots,0`, so 1 at the first
+    step and exactly 0 at the last. ``none`` is naive backpropagation (all zero), ``constant`` the
+    ablation (1/2 everywhere), ``cosine`` a decay :math:`\\tfrac12(1+\\cos(\\pi i/(S-1)))`. Every
+    weight is multiplied by ``kappa`` (the trade-off knob of the chapter's explorer).
+    """
+    S = check_int(steps, "steps", minimum=2)
+    schedule = check_choice(schedule, "schedule", SCHEDULES)
+    kappa = check_in_range(kappa, "kappa", 0.0, 4.0, closed=(True, True))
+    i = np.arange(S, dtype=float)
+    w = {"linear": (S - 1 - i) / (S - 1), "none": np.zeros(S), "constant": np.full(S, 0.5),
+         "cosine": 0.5 * (1 + np.cos(np.pi * i / (S - 1)))}[schedule]
+    return kappa * w
+
+
+@dataclass
+class GaussianMixturePrior:
+    """A class-conditional isotropic Gaussian mixture :math:`\\sum_k\\pi_k N(\\mu_k, s_k^2 I)`
+    whose exact posterior mean :math:`E[x_0\\mid x_t]` plays the pretrained denoiser.
+
+    ``labels[k]`` is the class of component ``k``; conditioning on class ``y`` keeps that class's
+    components only.
+    """
+
+    means: np.ndarray
+    variances: np.ndarray
+    weights: np.ndarray
+    labels: np.ndarray
+
+    def __post_init__(self) -> None:
+        mu = _as_tensor(self.means, "means", 2)
+        K, D = mu.shape
+        var = _as_tensor(np.broadcast_to(np.asarray(self.variances, dtype=float), (K,)).copy(), "variances", 1)
+        if (var <= 0).any():
+            raise ValueError("variances must be positive")
+        w = _as_tensor(self.weights, "weights", 1)
+        if w.shape[0] != K or (w <= 0).any():
+            raise ValueError(f"weights must be {K} positive numbers (one per component)")
+        lab = np.asarray(self.labels)
+        if lab.shape != (K,) or not np.issubdtype(lab.dtype, np.integer) or lab.min() < 0:
+            raise ValueError(f"labels must be {K} non-negative integers (one class per component)")
+        self.means, self.variances = mu, var
+        self.log_weights = torch.log(w / w.sum())
+        self.labels = torch.as_tensor(lab, dtype=torch.long)
+        self.n_classes = int(lab.max()) + 1
+        self.dim = D
+
+    @property
+    def n_components(self) -> int:
+        return self.means.shape[0]
+
+    def class_mask(self, y) -> torch.Tensor:
+        """Boolean (n, K): which components belong to each sample's class."""
+        y = torch.as_tensor(y, dtype=torch.long)
+        if y.ndim != 1 or y.numel() == 0 or y.min() < 0 or y.max() >= self.n_classes:
+            raise ValueError(f"y must be a non-empty 1-D array of classes in 0..{self.n_classes - 1}")
+        return self.labels[None, :] == y[:, None]
+
+    def class_logits(self, y) -> torch.Tensor:
+        """The class embeddings the prior starts from: log-weights of the class's components
+        (others are masked out by :meth:`posterior_mean`)."""
+        mask = self.class_mask(y)
+        return self.log_weights.expand(mask.shape[0], -1).clone()
+
+    def posterior_mean(self, x: torch.Tensor, abar: float, logits: torch.Tensor | None = None,
+                       mask: torch.Tensor | None = None) -> torch.Tensor:
+        """:math:`E[x_0\\mid x_t=x]` at noise level :math:`\\bar\\alpha` for
+        :math:`x_t=\\sqrt{\\bar\\alpha}x_0+\\sqrt{1-\\bar\\alpha}\\,\\epsilon`; ``logits`` (n, K) replace the
+        mixture's log-weights (a learnable class embedding), ``mask`` (n, K) keeps some components."""
+        a = float(abar)
+        var = a * self.variances + (1 - a)                                  # (K,)
+        diff = x[:, None, :] - math.sqrt(a) * self.means[None]              # (n, K, D)
+        lw = self.log_weights[None] if logits is None else logits
+        logp = lw - 0.5 * (diff ** 2).sum(-1) / var - 0.5 * self.dim * torch.log(var)
+        if mask is not None:
+            logp = logp.masked_fill(~mask, -math.inf)
+        resp = torch.softmax(logp, dim=-1)                                  # (n, K)
+        comp = self.means[None] + (math.sqrt(a) * self.variances / var)[None, :, None] * diff
+        return (resp[..., None] * comp).sum(1)
+
+    def eps(self, x: torch.Tensor, abar: float, logits=None, mask=None) -> torch.Tensor:
+        """The Bayes-optimal noise prediction :math:`\\hat\\epsilon(x_t)` (the "U-Net")."""
+        m = self.posterior_mean(x, abar, logits, mask)
+        return (x - math.sqrt(abar) * m) / math.sqrt(1 - abar)
+
+    def log_prob(self, x) -> np.ndarray:
+        """Log-density of the clean mixture at the rows of ``x``."""
+        x = _as_tensor(x, "x", 2, self.dim)
+        diff = x[:, None, :] - self.means[None]
+        logp = (self.log_weights - 0.5 * (diff ** 2).sum(-1) / self.variances
+                - 0.5 * self.dim * torch.log(2 * math.pi * self.variances))
+        return torch.logsumexp(logp, -1).numpy()
+
+    def sample(self, n: int, rng=None, y=None) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` exact draws (and their classes); with ``y`` (one class), from that class only."""
+        n = check_int(n, "n", minimum=1)
+        g = as_rng(rng)
+        p = torch.softmax(self.log_weights, 0).numpy()
+        if y is not None:
+            p = np.where(self.labels.numpy() == check_int(y, "y"), p, 0.0)
+            if p.sum() == 0:
+                raise ValueError(f"y must be a class in 0..{self.n_classes - 1}, got {y}")
+        k = g.choice(self.n_components, size=n, p=p / p.sum())
+        x = self.means.numpy()[k] + np.sqrt(self.variances.numpy()[k])[:, None] * g.standard_normal((n, self.dim))
+        return x, self.labels.numpy()[k]
+
+
+def random_mixture(n_components: int = 5, dim: int = 8, spread: float = 1.5, variance: float = 0.05,
+                   rng=None) -> GaussianMixturePrior:
+    """Means :math:`\\mu_k\\sim N(0,\\text{spread}^2 I)`, one shared variance, equal weights, one class."""
+    K, D = check_int(n_components, "n_components", minimum=1), check_int(dim, "dim", minimum=1)
+    spread, variance = check_positive(spread, "spread"), check_positive(variance, "variance")
+    mu = spread * as_rng(rng).standard_normal((K, D))
+    return GaussianMixturePrior(mu, np.full(K, variance), np.ones(K), np.zeros(K, dtype=int))
+
+
+@dataclass
+class Chain:
+    """One run of the sampler: the output and every intermediate state (first = the start)."""
+
+    x: torch.Tensor
+    states: list[torch.Tensor]
+
+
+def ld3m_sample(prior: GaussianMixturePrior, z: torch.Tensor, y, noise: torch.Tensor, *, steps: int = 10,
+                schedule: str = "linear", kappa: float = 1.0, guidance: float = 1.0,
+                class_logits: torch.Tensor | None = None, start: str = "q_sample",
+                alphas_cumprod: np.ndarray | None = None,
+                hook: Callable[[int, torch.Tensor], None] | None = None) -> Chain:
+    """Deterministic DDIM (:math:`\\eta=0`) from the learnable latent ``z`` with LD3M's skip
+    connection (the modified ``p_sample_ddim`` of the paper's code).
+
+    The start is ``q_sample``: :math:`x=\\sqrt{\\bar\\alpha_{\\tau_S}}z+\\sqrt{1-\\bar\\alpha_{\\tau_S}}\\,\\epsilon`
+    with the fixed ``noise`` :math:`\\epsilon` (``start="noise"`` starts at :math:`x=\\epsilon` and
+    ignores ``z`` there). At reverse step :math:`i` the guided noise prediction gives the clean
+    estimate :math:`\\hat x_0`, which is blended with the latent,
+    :math:`\\hat x_0\\leftarrow(1-\\lambda_i)\\hat x_0+\\lambda_i z` (:func:`skip_weights`), before the
+    DDIM update. ``guidance`` :math:`w` mixes the unconditional and class-conditional predictions,
+    :math:`\\hat\\epsilon_\\varnothing+w(\\hat\\epsilon_c-\\hat\\epsilon_\\varnothing)` (w = 1: conditional only).
+    ``class_logits`` (n, K) is the learnable class embedding (default: the prior's weights).
+    The decoder is the identity. ``hook(i, x)`` sees every state (for per-step gradients).
+    """
+    z = _as_tensor(z, "z", 2, prior.dim)
+    noise = _as_tensor(noise, "noise", 2, prior.dim)
+    if noise.shape != z.shape:
+        raise ValueError(f"noise must have the shape of z {tuple(z.shape)}, got {tuple(noise.shape)}")
+    mask = prior.class_mask(y)
+    if mask.shape[0] != z.shape[0]:
+        raise ValueError(f"y must give one class per row of z ({z.shape[0]}), got {mask.shape[0]}")
+    if class_logits is not None:
+        class_logits = _as_tensor(class_logits, "class_logits", 2)
+        if class_logits.shape != mask.shape:
+            raise ValueError(f"class_logits must have shape {tuple(mask.shape)}, got {tuple(class_logits.shape)}")
+    w = check_real(guidance, "guidance")
+    start = check_choice(start, "start", ("q_sample", "noise"))
+    lam = skip_weights(steps, schedule, kappa)
+    ac = linear_alphas_cumprod() if alphas_cumprod is None else np.asarray(alphas_cumprod, dtype=float)
+    ts = ddim_timesteps(steps, len(ac))
+    a_t, a_prev = ac[ts][::-1], np.concatenate([[ac[0]], ac[ts[:-1]]])[::-1]
+    x = math.sqrt(a_t[0]) * z + math.sqrt(1 - a_t[0]) * noise if start == "q_sample" else noise
+    states = [x]
+    if hook is not None:
+        hook(0, x)
+    for i in range(len(ts)):
+        e = prior.eps(x, a_t[i], class_logits, mask)
+        if w != 1.0:
+            e = prior.eps(x, a_t[i]) + w * (e - prior.eps(x, a_t[i]))
+        x0 = (x - math.sqrt(1 - a_t[i]) * e) / math.sqrt(a_t[i])
+        if lam[i] != 0.0:
+            x0 = (1 - lam[i]) * x0 + lam[i] * z
+        x = math.sqrt(a_prev[i]) * x0 + math.sqrt(1 - a_prev[i]) * e
+        states.append(x)
+        if hook is not None:
+            hook(i + 1, x)
+    return Chain(x, states)
+
+
+def latent_gradient(prior: GaussianMixturePrior, z, noise, target, *, steps: int = 10, schedule: str = "linear",
+                    kappa: float = 1.0) -> tuple[float, np.ndarray]:
+    """:math:`\\|\\nabla_z L\\|` for :math:`L=\\|x_{out}(z)-\\text{target}\\|^2` (one sample, class 0) and the
+    norm of :math:`\\partial L/\\partial x` at every state of the chain (start first)."""
+    z = _as_tensor(z, "z", 1, prior.dim).clone().requires_grad_(True)
+    target = _as_tensor(target, "target", 1, prior.dim)
+    states: list[torch.Tensor] = []
+
+    def keep(_i, x):
+        x.retain_grad()
+        states.append(x)
+
+    chain = ld3m_sample(prior, z[None], [0], _as_tensor(noise, "noise", 1, prior.dim)[None], steps=steps,
+                        schedule=schedule, kappa=kappa, hook=keep)
+    ((chain.x[0] - target) ** 2).sum().backward()
+    per_step = np.array([float(s.grad.norm()) for s in states])
+    return float(z.grad.norm()), per_step
+
+
+def random_embedding(dim: int, hidden: int = 64, out: int = 32, generator: torch.Generator | None = None
+                     ) -> Callable[[torch.Tensor], torch.Tensor]:
+    """A freshly drawn two-layer ReLU network (He initialisation): DM's random feature map."""
+    d, h, o = (check_int(v, n, minimum=1) for v, n in ((dim, "dim"), (hidden, "hidden"), (out, "out")))
+    W1 = torch.randn(d, h, dtype=DTYPE, generator=generator) * math.sqrt(2 / d)
+    b1 = 0.1 * torch.randn(h, dtype=DTYPE, generator=generator)
+    W2 = torch.randn(h, o, dtype=DTYPE, generator=generator) * math.sqrt(2 / h)
+    return lambda x: torch.relu(x @ W1 + b1) @ W2
+
+
+def dm_loss(phi: Callable[[torch.Tensor], torch.Tensor], real: torch.Tensor, real_y, syn: torch.Tensor, syn_y,
+            n_classes: int) -> torch.Tensor:
+    """Distribution matching: :math:`\\sum_c\\|\\overline{\\phi(x^{real}_c)}-\\overline{\\phi(x^{syn}_c)}\\|^2`
+    over the classes (every class must appear in both sets)."""
+    real_y, syn_y = torch.as_tensor(real_y), torch.as_tensor(syn_y)
+    fr, fs = phi(real), phi(syn)
+    loss = fr.new_zeros(())
+    for c in range(n_classes):
+        r, s = real_y == c, syn_y == c
+        if not (r.any() and s.any()):
+            raise ValueError(f"class {c} is missing from real_y or syn_y")
+        loss = loss + ((fr[r].mean(0) - fs[s].mean(0)) ** 2).sum()
+    return loss
+
+
+def class_balanced_batch(y: np.ndarray, per_class: int, g: np.random.Generator) -> np.ndarray:
+    """Indices of ``per_class`` random rows of every class."""
+    return np.concatenate([g.choice(np.flatnonzero(y == c), per_class, replace=False) for c in np.unique(y)])
+
+
+@dataclass
+class Distilled:
+    """A distilled set: the synthetic points, their classes and the outer loss per iteration."""
+
+    x: np.ndarray
+    y: np.ndarray
+    losses: np.ndarray
+    snapshots: list[np.ndarray]
+
+
+METHODS = ("LD3M", "naive latents", "pixel space", "constant skip")
+
+
+def distill(prior: GaussianMixturePrior, real: np.ndarray, real_y: np.ndarray, *, method: str = "LD3M",
+            ipc: int = 1, iterations: int = 100, lr: float = 0.1, lr_embedding: float = 0.05, steps: int = 10,
+            batch_per_class: int = 32, seed: int = 0, snapshot_every: int = 0) -> Distilled:
+    """Distil ``ipc`` points per class by distribution matching (DM) with Adam.
+
+    ``LD3M`` learns latents and class embeddings through the sampler with the linear skip;
+    ``naive latents`` the same with no skip; ``constant skip`` with weight 1/2 at every step;
+    ``pixel space`` learns the points themselves. Latents start at random real points of each
+    class (the identity "encoder"); the sampler's noise is drawn once and kept fixed. The random
+    embedding is redrawn every iteration.
+    """
+    method = check_choice(method, "method", METHODS)
+    real = _as_tensor(real, "real", 2, prior.dim)
+    real_y = np.asarray(real_y)
+    if real_y.shape != (real.shape[0],):
+        raise ValueError(f"real_y must give one class per row of real ({real.shape[0]})")
+    ipc, iterations = check_int(ipc, "ipc", minimum=1), check_int(iterations, "iterations", minimum=0)
+    lr, lr_embedding = check_positive(lr, "lr"), check_positive(lr_embedding, "lr_embedding", allow_zero=True)
+    seed = check_int(seed, "seed")
+    g = np.random.default_rng(seed)
+    tg = torch.Generator().manual_seed(seed)
+    C = prior.n_classes
+    syn_y = np.repeat(np.arange(C), ipc)
+    init = real[class_balanced_batch(real_y, ipc, g)].clone()
+    noise = torch.randn(init.shape, dtype=DTYPE, generator=tg)
+    z = init.clone().requires_grad_(True)
+    logits = prior.class_logits(syn_y).requires_grad_(True)
+    params = [{"params": [z], "lr": lr}]
+    if method != "pixel space":
+        params.append({"params": [logits], "lr": lr_embedding})
+    opt = torch.optim.Adam(params)
+    schedule = {"LD3M": "linear", "naive latents": "none", "constant skip": "constant"}.get(method)
+
+    def generate() -> torch.Tensor:
+        if schedule is None:
+            return z
+        return ld3m_sample(prior, z, syn_y, noise, steps=steps, schedule=schedule, class_logits=logits).x
+
+    losses, snaps = [], []
+    for it in range(iterations):
+        if snapshot_every and it % snapshot_every == 0:
+            with torch.no_grad():
+                snaps.append(generate().numpy().copy())
+        phi = random_embedding(prior.dim, generator=tg)
+        idx = class_balanced_batch(real_y, batch_per_class, g)
+        loss = dm_loss(phi, real[idx], real_y[idx], generate(), syn_y, C)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    with torch.no_grad():
+        out = generate().numpy().copy()
+    if snapshot_every:
+        snaps.append(out)
+    return Distilled(out, syn_y, np.array(losses), snaps)
