@@ -26,10 +26,14 @@ DTYPE = torch.float64
 SCHEDULES = ("linear", "none", "constant", "cosine")
 
 
-def _as_tensor(x, name: str, ndim: int, dim: int | None = None) -> torch.Tensor:
-    t = torch.as_tensor(x, dtype=DTYPE) if not isinstance(x, torch.Tensor) else x.to(DTYPE)
-    if t.ndim != ndim:
-        raise ValueError(f"{name} must be a {ndim}-D array, got shape {tuple(t.shape)}")
+def _as_tensor(x, name: str, ndim: int | tuple[int, ...], dim: int | None = None) -> torch.Tensor:
+    try:
+        t = torch.as_tensor(x, dtype=DTYPE) if not isinstance(x, torch.Tensor) else x.to(DTYPE)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise ValueError(f"{name} must be an array of numbers") from err
+    ndims = (ndim,) if isinstance(ndim, int) else ndim
+    if t.ndim not in ndims:
+        raise ValueError(f"{name} must be a {' or '.join(map(str, ndims))}-D array, got shape {tuple(t.shape)}")
     if t.numel() == 0:
         raise ValueError(f"{name} must not be empty")
     if dim is not None and t.shape[-1] != dim:
@@ -133,14 +137,14 @@ class GaussianMixturePrior:
         mixture's log-weights (a learnable class embedding), ``mask`` (n, K) keeps some components."""
         a = float(abar)
         var = a * self.variances + (1 - a)                                  # (K,)
-        diff = x[:, None, :] - math.sqrt(a) * self.means[None]              # (n, K, D)
-        lw = self.log_weights[None] if logits is None else logits
+        diff = x[..., None, :] - math.sqrt(a) * self.means                  # (..., n, K, D)
+        lw = self.log_weights if logits is None else logits
         logp = lw - 0.5 * (diff ** 2).sum(-1) / var - 0.5 * self.dim * torch.log(var)
         if mask is not None:
             logp = logp.masked_fill(~mask, -math.inf)
-        resp = torch.softmax(logp, dim=-1)                                  # (n, K)
-        comp = self.means[None] + (math.sqrt(a) * self.variances / var)[None, :, None] * diff
-        return (resp[..., None] * comp).sum(1)
+        resp = torch.softmax(logp, dim=-1)                                  # (..., n, K)
+        comp = self.means + (math.sqrt(a) * self.variances / var)[:, None] * diff
+        return (resp[..., None] * comp).sum(-2)
 
     def eps(self, x: torch.Tensor, abar: float, logits=None, mask=None) -> torch.Tensor:
         """The Bayes-optimal noise prediction :math:`\\hat\\epsilon(x_t)` (the "U-Net")."""
@@ -204,16 +208,16 @@ def ld3m_sample(prior: GaussianMixturePrior, z: torch.Tensor, y, noise: torch.Te
     ``class_logits`` (n, K) is the learnable class embedding (default: the prior's weights).
     The decoder is the identity. ``hook(i, x)`` sees every state (for per-step gradients).
     """
-    z = _as_tensor(z, "z", 2, prior.dim)
-    noise = _as_tensor(noise, "noise", 2, prior.dim)
+    z = _as_tensor(z, "z", (2, 3), prior.dim)
+    noise = _as_tensor(noise, "noise", (2, 3), prior.dim)
     if noise.shape != z.shape:
         raise ValueError(f"noise must have the shape of z {tuple(z.shape)}, got {tuple(noise.shape)}")
     mask = prior.class_mask(y)
-    if mask.shape[0] != z.shape[0]:
-        raise ValueError(f"y must give one class per row of z ({z.shape[0]}), got {mask.shape[0]}")
+    if mask.shape[0] != z.shape[-2]:
+        raise ValueError(f"y must give one class per row of z ({z.shape[-2]}), got {mask.shape[0]}")
     if class_logits is not None:
-        class_logits = _as_tensor(class_logits, "class_logits", 2)
-        if class_logits.shape != mask.shape:
+        class_logits = _as_tensor(class_logits, "class_logits", (2, 3))
+        if class_logits.shape[-2:] != mask.shape:
             raise ValueError(f"class_logits must have shape {tuple(mask.shape)}, got {tuple(class_logits.shape)}")
     w = check_real(guidance, "guidance")
     start = check_choice(start, "start", ("q_sample", "noise"))
@@ -258,29 +262,32 @@ def latent_gradient(prior: GaussianMixturePrior, z, noise, target, *, steps: int
     return float(z.grad.norm()), per_step
 
 
-def random_embedding(dim: int, hidden: int = 64, out: int = 32, generator: torch.Generator | None = None
+def random_embedding(dim: int, hidden: int = 64, out: int = 32, generators: list[torch.Generator] | None = None
                      ) -> Callable[[torch.Tensor], torch.Tensor]:
-    """A freshly drawn two-layer ReLU network (He initialisation): DM's random feature map."""
+    """Freshly drawn two-layer ReLU networks (He initialisation), one per generator (stacked along
+    a leading axis): DM's random feature map, redrawn every outer iteration."""
     d, h, o = (check_int(v, n, minimum=1) for v, n in ((dim, "dim"), (hidden, "hidden"), (out, "out")))
-    W1 = torch.randn(d, h, dtype=DTYPE, generator=generator) * math.sqrt(2 / d)
-    b1 = 0.1 * torch.randn(h, dtype=DTYPE, generator=generator)
-    W2 = torch.randn(h, o, dtype=DTYPE, generator=generator) * math.sqrt(2 / h)
+    gens = generators if generators else [None]
+    W1 = torch.stack([torch.randn(d, h, dtype=DTYPE, generator=g) for g in gens]) * math.sqrt(2 / d)
+    b1 = 0.1 * torch.stack([torch.randn(1, h, dtype=DTYPE, generator=g) for g in gens])
+    W2 = torch.stack([torch.randn(h, o, dtype=DTYPE, generator=g) for g in gens]) * math.sqrt(2 / h)
     return lambda x: torch.relu(x @ W1 + b1) @ W2
 
 
 def dm_loss(phi: Callable[[torch.Tensor], torch.Tensor], real: torch.Tensor, real_y, syn: torch.Tensor, syn_y,
             n_classes: int) -> torch.Tensor:
-    """Distribution matching: :math:`\\sum_c\\|\\overline{\\phi(x^{real}_c)}-\\overline{\\phi(x^{syn}_c)}\\|^2`
-    over the classes (every class must appear in both sets)."""
-    real_y, syn_y = torch.as_tensor(real_y), torch.as_tensor(syn_y)
-    fr, fs = phi(real), phi(syn)
-    loss = fr.new_zeros(())
-    for c in range(n_classes):
-        r, s = real_y == c, syn_y == c
-        if not (r.any() and s.any()):
-            raise ValueError(f"class {c} is missing from real_y or syn_y")
-        loss = loss + ((fr[r].mean(0) - fs[s].mean(0)) ** 2).sum()
-    return loss
+    """Distribution matching (DM): :math:`\\sum_c\\|\\overline{\\phi(x^{real}_c)}-\\overline{\\phi(x^{syn}_c)}\\|^2`,
+    the squared distance between per-class mean embeddings. ``real`` and ``syn`` may carry a
+    leading batch axis (one loss per entry, summed); every class must appear in both sets."""
+    real_y, syn_y = torch.as_tensor(np.asarray(real_y)), torch.as_tensor(np.asarray(syn_y))
+    classes = torch.arange(n_classes)
+    one_r = (real_y[None, :] == classes[:, None]).to(DTYPE)
+    one_s = (syn_y[None, :] == classes[:, None]).to(DTYPE)
+    if (one_r.sum(1) == 0).any() or (one_s.sum(1) == 0).any():
+        raise ValueError("every class must appear in real_y and in syn_y")
+    mr = (one_r / one_r.sum(1, keepdim=True)) @ phi(real)
+    ms = (one_s / one_s.sum(1, keepdim=True)) @ phi(syn)
+    return ((mr - ms) ** 2).sum()
 
 
 def class_balanced_batch(y: np.ndarray, per_class: int, g: np.random.Generator) -> np.ndarray:
@@ -290,7 +297,8 @@ def class_balanced_batch(y: np.ndarray, per_class: int, g: np.random.Generator) 
 
 @dataclass
 class Distilled:
-    """A distilled set: the synthetic points, their classes and the outer loss per iteration."""
+    """Distilled sets, one per seed: points ``x`` (seeds, n, D), classes ``y`` (n,), the outer loss
+    per iteration (summed over seeds) and snapshots of ``x`` during the run."""
 
     x: np.ndarray
     y: np.ndarray
@@ -298,19 +306,21 @@ class Distilled:
     snapshots: list[np.ndarray]
 
 
-METHODS = ("LD3M", "naive latents", "pixel space", "constant skip")
+METHODS = ("LD3M", "naive latents", "constant skip", "pixel space")
 
 
 def distill(prior: GaussianMixturePrior, real: np.ndarray, real_y: np.ndarray, *, method: str = "LD3M",
             ipc: int = 1, iterations: int = 100, lr: float = 0.1, lr_embedding: float = 0.05, steps: int = 10,
-            batch_per_class: int = 32, seed: int = 0, snapshot_every: int = 0) -> Distilled:
-    """Distil ``ipc`` points per class by distribution matching (DM) with Adam.
+            batch_per_class: int = 32, seeds=(0,), snapshot_every: int = 0) -> Distilled:
+    """Distil ``ipc`` points per class by distribution matching (DM) with Adam, once per seed.
 
-    ``LD3M`` learns latents and class embeddings through the sampler with the linear skip;
-    ``naive latents`` the same with no skip; ``constant skip`` with weight 1/2 at every step;
-    ``pixel space`` learns the points themselves. Latents start at random real points of each
-    class (the identity "encoder"); the sampler's noise is drawn once and kept fixed. The random
-    embedding is redrawn every iteration.
+    ``LD3M`` learns latents and class embeddings end to end through the sampler with the linear
+    skip; ``naive latents`` does the same with no skip (the vanishing-gradient baseline);
+    ``constant skip`` with weight 1/2 at every step (the ablation); ``pixel space`` learns the points
+    themselves. Latents start at random real points of each class (the identity "encoder"); the
+    sampler's start noise is drawn once and kept fixed; the random embedding is redrawn every
+    iteration. The seeds run side by side as one batch; each seed's result does not depend on
+    the others.
     """
     method = check_choice(method, "method", METHODS)
     real = _as_tensor(real, "real", 2, prior.dim)
@@ -319,15 +329,18 @@ def distill(prior: GaussianMixturePrior, real: np.ndarray, real_y: np.ndarray, *
         raise ValueError(f"real_y must give one class per row of real ({real.shape[0]})")
     ipc, iterations = check_int(ipc, "ipc", minimum=1), check_int(iterations, "iterations", minimum=0)
     lr, lr_embedding = check_positive(lr, "lr"), check_positive(lr_embedding, "lr_embedding", allow_zero=True)
-    seed = check_int(seed, "seed")
-    g = np.random.default_rng(seed)
-    tg = torch.Generator().manual_seed(seed)
+    seeds = [check_int(s, "seeds") for s in np.atleast_1d(seeds).tolist()]
+    if not seeds:
+        raise ValueError("seeds must not be empty")
+    per_class = check_int(batch_per_class, "batch_per_class", minimum=1)
+    gs = [np.random.default_rng(s) for s in seeds]
+    tgs = [torch.Generator().manual_seed(s) for s in seeds]
     C = prior.n_classes
     syn_y = np.repeat(np.arange(C), ipc)
-    init = real[class_balanced_batch(real_y, ipc, g)].clone()
-    noise = torch.randn(init.shape, dtype=DTYPE, generator=tg)
+    init = torch.stack([real[class_balanced_batch(real_y, ipc, g)] for g in gs])
+    noise = torch.stack([torch.randn(init.shape[1:], dtype=DTYPE, generator=t) for t in tgs])
     z = init.clone().requires_grad_(True)
-    logits = prior.class_logits(syn_y).requires_grad_(True)
+    logits = prior.class_logits(syn_y).expand(len(seeds), -1, -1).clone().requires_grad_(True)
     params = [{"params": [z], "lr": lr}]
     if method != "pixel space":
         params.append({"params": [logits], "lr": lr_embedding})
@@ -344,9 +357,9 @@ def distill(prior: GaussianMixturePrior, real: np.ndarray, real_y: np.ndarray, *
         if snapshot_every and it % snapshot_every == 0:
             with torch.no_grad():
                 snaps.append(generate().numpy().copy())
-        phi = random_embedding(prior.dim, generator=tg)
-        idx = class_balanced_batch(real_y, batch_per_class, g)
-        loss = dm_loss(phi, real[idx], real_y[idx], generate(), syn_y, C)
+        phi = random_embedding(prior.dim, generators=tgs)
+        batch = [class_balanced_batch(real_y, per_class, g) for g in gs]
+        loss = dm_loss(phi, torch.stack([real[b] for b in batch]), real_y[batch[0]], generate(), syn_y, C)
         opt.zero_grad()
         loss.backward()
         opt.step()
