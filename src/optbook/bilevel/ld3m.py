@@ -244,22 +244,29 @@ def ld3m_sample(prior: GaussianMixturePrior, z: torch.Tensor, y, noise: torch.Te
 
 
 def latent_gradient(prior: GaussianMixturePrior, z, noise, target, *, steps: int = 10, schedule: str = "linear",
-                    kappa: float = 1.0) -> tuple[float, np.ndarray]:
-    """:math:`\\|\\nabla_z L\\|` for :math:`L=\\|x_{out}(z)-\\text{target}\\|^2` (one sample, class 0) and the
-    norm of :math:`\\partial L/\\partial x` at every state of the chain (start first)."""
-    z = _as_tensor(z, "z", 1, prior.dim).clone().requires_grad_(True)
-    target = _as_tensor(target, "target", 1, prior.dim)
+                    kappa: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """:math:`\\|\\nabla_z L\\|` for :math:`L=\\|x_{out}(z)-\\text{target}\\|^2` (class 0) and the norm
+    of :math:`\\partial L/\\partial x` at every state of the chain (start first), for each row of ``z``
+    (rows are independent draws: shapes (n, D) -> (n,) and (n, S + 1); a 1-D ``z`` gives a float
+    and an (S + 1,) array)."""
+    one = np.ndim(z) == 1
+    z = _as_tensor(np.atleast_2d(z) if one else z, "z", 2, prior.dim).clone().requires_grad_(True)
+    noise = _as_tensor(np.atleast_2d(noise) if np.ndim(noise) == 1 else noise, "noise", 2, prior.dim)
+    target = _as_tensor(np.atleast_2d(target) if np.ndim(target) == 1 else target, "target", 2, prior.dim)
+    if target.shape != z.shape:
+        raise ValueError(f"target must have the shape of z {tuple(z.shape)}, got {tuple(target.shape)}")
     states: list[torch.Tensor] = []
 
     def keep(_i, x):
         x.retain_grad()
         states.append(x)
 
-    chain = ld3m_sample(prior, z[None], [0], _as_tensor(noise, "noise", 1, prior.dim)[None], steps=steps,
-                        schedule=schedule, kappa=kappa, hook=keep)
-    ((chain.x[0] - target) ** 2).sum().backward()
-    per_step = np.array([float(s.grad.norm()) for s in states])
-    return float(z.grad.norm()), per_step
+    chain = ld3m_sample(prior, z, np.zeros(z.shape[0], dtype=int), noise, steps=steps, schedule=schedule,
+                        kappa=kappa, hook=keep)
+    ((chain.x - target) ** 2).sum().backward()
+    norms = z.grad.norm(dim=-1).numpy()
+    per_step = torch.stack([s.grad.norm(dim=-1) for s in states], dim=-1).numpy()
+    return (float(norms[0]), per_step[0]) if one else (norms, per_step)
 
 
 def random_embedding(dim: int, hidden: int = 64, out: int = 32, generators: list[torch.Generator] | None = None

@@ -43,9 +43,8 @@ def gradient_norms(seed: int, steps: int, schedule: str, draws: int = GRAD_DRAWS
     prior = random_mixture(rng=seed)
     z, eps, tgt = _draws(seed, draws, prior)
     with one_torch_thread():
-        out = [latent_gradient(prior, z[i], eps[i], tgt[i], steps=steps, schedule=schedule, kappa=kappa)
-               for i in range(draws)]
-    return float(np.mean([o[0] for o in out])), np.mean([o[1] for o in out], axis=0)
+        norms, per_step = latent_gradient(prior, z, eps, tgt, steps=steps, schedule=schedule, kappa=kappa)
+    return float(norms.mean()), per_step.mean(axis=0)
 
 
 def _gradient_flow(fast: bool, control: bool) -> Measured:
