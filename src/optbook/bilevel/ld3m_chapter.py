@@ -243,14 +243,14 @@ KAPPAS = (0.0, 0.5, 1.0, 1.5)
 def _per_step_traces(steps: int, kappa: float = 1.0) -> list:
     out = []
     for i, sch in enumerate(("none", "linear", "constant", "cosine")):
-        norm, per = gradient_norms(0, steps, sch, 4, kappa)
+        norm, per = gradient_norms(0, steps, sch, GRAD_DRAWS, kappa)
         out.append(go.Scatter(x=np.arange(steps + 1), y=per, name=SCHEDULE_LABELS[sch], mode="lines+markers",
-                              marker=dict(size=5), **line_style(i)))
+                              **line_style(i)))
     return out
 
 
 def _per_step_note(steps: int, kappa: float = 1.0) -> str:
-    n = {s: gradient_norms(0, steps, s, 4, kappa)[0] for s in ("none", "linear")}
+    n = {s: gradient_norms(0, steps, s, GRAD_DRAWS, kappa)[0] for s in ("none", "linear")}
     return f"S = {steps}: ||grad_z L|| naive {n['none']:.2g}, LD3M {n['linear']:.2g}"
 
 
