@@ -333,6 +333,7 @@ def distillation_figure(iteration: int = ITERATIONS) -> go.Figure:
 def chain_figure(seed: int = 3) -> go.Figure:
     """A 2-D mixture and the DDIM chain (S = 10) from one latent z, with and without the skip: the
     intermediate clean estimates and the output."""
+    seed = check_int(seed, "seed")
     g = np.random.default_rng(seed)
     prior = random_mixture(4, 2, spread=1.5, variance=0.05, rng=seed)
     z = torch.as_tensor([[1.8, -1.2]], dtype=DTYPE)
