@@ -135,16 +135,18 @@ class GaussianMixturePrior:
         """:math:`E[x_0\\mid x_t=x]` at noise level :math:`\\bar\\alpha` for
         :math:`x_t=\\sqrt{\\bar\\alpha}x_0+\\sqrt{1-\\bar\\alpha}\\,\\epsilon`; ``logits`` (n, K) replace the
         mixture's log-weights (a learnable class embedding), ``mask`` (n, K) keeps some components."""
-        a = float(abar)
+        a, ra = float(abar), math.sqrt(float(abar))
         var = a * self.variances + (1 - a)                                  # (K,)
-        diff = x[..., None, :] - math.sqrt(a) * self.means                  # (..., n, K, D)
+        # ||x - sqrt(a) mu_k||^2 expanded, so that no (..., n, K, D) tensor is formed
+        sq = (x ** 2).sum(-1, keepdim=True) - 2 * ra * (x @ self.means.T) + a * (self.means ** 2).sum(-1)
         lw = self.log_weights if logits is None else logits
-        logp = lw - 0.5 * (diff ** 2).sum(-1) / var - 0.5 * self.dim * torch.log(var)
+        logp = lw - 0.5 * sq / var - 0.5 * self.dim * torch.log(var)
         if mask is not None:
             logp = logp.masked_fill(~mask, -math.inf)
         resp = torch.softmax(logp, dim=-1)                                  # (..., n, K)
-        comp = self.means + (math.sqrt(a) * self.variances / var)[:, None] * diff
-        return (resp[..., None] * comp).sum(-2)
+        shrink = ra * self.variances / var                                  # (K,)
+        # sum_k resp_k [mu_k + shrink_k (x - sqrt(a) mu_k)]
+        return (resp * (1 - ra * shrink)) @ self.means + (resp @ shrink)[..., None] * x
 
     def eps(self, x: torch.Tensor, abar: float, logits=None, mask=None) -> torch.Tensor:
         """The Bayes-optimal noise prediction :math:`\\hat\\epsilon(x_t)` (the "U-Net")."""
@@ -285,7 +287,8 @@ def dm_loss(phi: Callable[[torch.Tensor], torch.Tensor], real: torch.Tensor, rea
             n_classes: int) -> torch.Tensor:
     """Distribution matching (DM): :math:`\\sum_c\\|\\overline{\\phi(x^{real}_c)}-\\overline{\\phi(x^{syn}_c)}\\|^2`,
     the squared distance between per-class mean embeddings. ``real`` and ``syn`` may carry a
-    leading batch axis (one loss per entry, summed); every class must appear in both sets."""
+    leading batch axis (one loss per entry, summed; leading axes broadcast); every class must appear in
+    both sets."""
     real_y, syn_y = torch.as_tensor(np.asarray(real_y)), torch.as_tensor(np.asarray(syn_y))
     classes = torch.arange(n_classes)
     one_r = (real_y[None, :] == classes[:, None]).to(DTYPE)
@@ -317,8 +320,8 @@ METHODS = ("LD3M", "naive latents", "constant skip", "pixel space")
 
 
 def distill(prior: GaussianMixturePrior, real: np.ndarray, real_y: np.ndarray, *, method: str = "LD3M",
-            ipc: int = 1, iterations: int = 100, lr: float = 0.1, lr_embedding: float = 0.05, steps: int = 10,
-            batch_per_class: int = 32, seeds=(0,), snapshot_every: int = 0) -> Distilled:
+            ipc: int = 1, iterations: int = 100, lr: float | tuple[float, ...] = 0.1, lr_embedding: float = 0.05,
+            steps: int = 10, batch_per_class: int = 32, seeds=(0,), snapshot_every: int = 0) -> Distilled:
     """Distil ``ipc`` points per class by distribution matching (DM) with Adam, once per seed.
 
     ``LD3M`` learns latents and class embeddings end to end through the sampler with the linear
@@ -327,7 +330,9 @@ def distill(prior: GaussianMixturePrior, real: np.ndarray, real_y: np.ndarray, *
     themselves. Latents start at random real points of each class (the identity "encoder"); the
     sampler's start noise is drawn once and kept fixed; the random embedding is redrawn every
     iteration. The seeds run side by side as one batch; each seed's result does not depend on
-    the others.
+    the others. ``lr`` may be a sequence of learning rates (a tuning grid): every rate then runs
+    with every seed in the same batch (one Adam parameter group per rate), and ``x`` and the
+    snapshots gain a leading axis over the rates; each (rate, seed) result equals its own run.
     """
     method = check_choice(method, "method", METHODS)
     real = _as_tensor(real, "real", 2, prior.dim)
@@ -335,7 +340,11 @@ def distill(prior: GaussianMixturePrior, real: np.ndarray, real_y: np.ndarray, *
     if real_y.shape != (real.shape[0],):
         raise ValueError(f"real_y must give one class per row of real ({real.shape[0]})")
     ipc, iterations = check_int(ipc, "ipc", minimum=1), check_int(iterations, "iterations", minimum=0)
-    lr, lr_embedding = check_positive(lr, "lr"), check_positive(lr_embedding, "lr_embedding", allow_zero=True)
+    grid = np.ndim(lr) == 1
+    lrs = [check_positive(v, "lr") for v in (np.asarray(lr, dtype=float).tolist() if grid else [lr])]
+    if not lrs:
+        raise ValueError("lr must not be empty")
+    lr_embedding = check_positive(lr_embedding, "lr_embedding", allow_zero=True)
     seeds = [check_int(s, "seeds") for s in np.atleast_1d(seeds).tolist()]
     if not seeds:
         raise ValueError("seeds must not be empty")
@@ -344,35 +353,41 @@ def distill(prior: GaussianMixturePrior, real: np.ndarray, real_y: np.ndarray, *
     tgs = [torch.Generator().manual_seed(s) for s in seeds]
     C = prior.n_classes
     syn_y = np.repeat(np.arange(C), ipc)
+    R = len(lrs)
     init = torch.stack([real[class_balanced_batch(real_y, ipc, g)] for g in gs])
-    noise = torch.stack([torch.randn(init.shape[1:], dtype=DTYPE, generator=t) for t in tgs])
-    z = init.clone().requires_grad_(True)
-    logits = prior.class_logits(syn_y).expand(len(seeds), -1, -1).clone().requires_grad_(True)
-    params = [{"params": [z], "lr": lr}]
+    noise = torch.stack([torch.randn(init.shape[1:], dtype=DTYPE, generator=t) for t in tgs]).repeat(R, 1, 1)
+    zs = [init.clone().requires_grad_(True) for _ in lrs]
+    logits = [prior.class_logits(syn_y).expand(len(seeds), -1, -1).clone().requires_grad_(True) for _ in lrs]
+    params = [{"params": [z], "lr": v} for z, v in zip(zs, lrs)]
     if method != "pixel space":
-        params.append({"params": [logits], "lr": lr_embedding})
+        params.append({"params": logits, "lr": lr_embedding})
     opt = torch.optim.Adam(params)
     schedule = {"LD3M": "linear", "naive latents": "none", "constant skip": "constant"}.get(method)
 
-    def generate() -> torch.Tensor:
+    def generate() -> torch.Tensor:                     # (rates x seeds, n, D), rate-major
+        z = torch.cat(zs)
         if schedule is None:
             return z
-        return ld3m_sample(prior, z, syn_y, noise, steps=steps, schedule=schedule, class_logits=logits).x
+        return ld3m_sample(prior, z, syn_y, noise, steps=steps, schedule=schedule, class_logits=torch.cat(logits)).x
+
+    def shaped(x: np.ndarray) -> np.ndarray:
+        return x.reshape(R, len(seeds), *x.shape[1:]) if grid else x
 
     losses, snaps = [], []
     for it in range(iterations):
         if snapshot_every and it % snapshot_every == 0:
             with torch.no_grad():
-                snaps.append(generate().numpy().copy())
+                snaps.append(shaped(generate().numpy().copy()))
         phi = random_embedding(prior.dim, generators=tgs)
         batch = [class_balanced_batch(real_y, per_class, g) for g in gs]
-        loss = dm_loss(phi, torch.stack([real[b] for b in batch]), real_y[batch[0]], generate(), syn_y, C)
+        syn = generate().reshape(R, len(seeds), *init.shape[1:])    # the rates broadcast over the seeds' nets
+        loss = dm_loss(phi, torch.stack([real[b] for b in batch]), real_y[batch[0]], syn, syn_y, C)
         opt.zero_grad()
         loss.backward()
         opt.step()
         losses.append(loss.item())
     with torch.no_grad():
-        out = generate().numpy().copy()
+        out = shaped(generate().numpy().copy())
     if snapshot_every:
         snaps.append(out)
     return Distilled(out, syn_y, np.array(losses), snaps)

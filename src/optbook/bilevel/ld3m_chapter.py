@@ -72,6 +72,7 @@ def _gradient_flow(fast: bool, control: bool) -> Measured:
 ITERATIONS = 80
 FAST_ITERATIONS = 20
 IPC = 1
+SNAPSHOT_EVERY = 10
 TUNING_SEEDS = (100, 101)
 #: One grid of four learning rates per method, each on its own scale (the same size for all).
 #: The naive latent's effect on the output is scaled by sqrt(abar) ~ 0.02 at the first step, so
@@ -112,32 +113,61 @@ def accuracy(x: np.ndarray, y: np.ndarray, split: str = "test") -> float:
 
 
 @lru_cache(maxsize=128)
-def distilled(method: str, lr: float, seeds: tuple[int, ...], iterations: int = ITERATIONS, ipc: int = IPC,
-              snapshot_every: int = 0):
-    """One batched distillation run (cached)."""
+def distilled(method: str, lr: float | tuple[float, ...], seeds: tuple[int, ...], iterations: int = ITERATIONS,
+              ipc: int = IPC, snapshot_every: int = 0):
+    """One batched distillation run (cached); a tuple ``lr`` runs a whole grid in the same batch."""
     d = digits()
     with one_torch_thread():
         return distill(d["prior"], d["x"]["train"], d["y"]["train"], method=method, ipc=ipc,
                        iterations=iterations, lr=lr, seeds=seeds, snapshot_every=snapshot_every)
 
 
-def _accuracies(method: str, lr: float, seeds, iterations: int, split: str) -> np.ndarray:
-    res = distilled(method, float(lr), tuple(seeds), iterations)
-    return np.array([accuracy(x, res.y, split) for x in res.x])
+def _grid(method: str, fast: bool) -> tuple[float, ...]:
+    """The rates a method is run at: its own grid (fast: the third rate), and for naive latents
+    LD3M's grid too (the control is LD3M's sampler without the skip, tuned on LD3M's grid)."""
+    own = {m: (g[2:3] if fast else g) for m, g in GRIDS.items()}
+    lrs = set(own[method]) | (set(own["LD3M"]) if method == "naive latents" else set())
+    return tuple(sorted(lrs))
+
+
+def _seeds(fast: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    return (TUNING_SEEDS[:1], CLAIM_SEEDS[:2]) if fast else (TUNING_SEEDS, CLAIM_SEEDS)
+
+
+def _grid_run(method: str, fast: bool):
+    """Every rate of the method's grid with the tuning and the claim seeds, as one batched run
+    (each (rate, seed) result equals its own run); snapshots every ``SNAPSHOT_EVERY`` iterations
+    for the slider figure."""
+    tune, test = _seeds(fast)
+    return distilled(method, _grid(method, fast), tune + test, FAST_ITERATIONS if fast else ITERATIONS, IPC,
+                     SNAPSHOT_EVERY)
+
+
+def _points(method: str, lr: float, fast: bool, held_out: bool = True) -> np.ndarray:
+    """The distilled sets (seeds, n, D) of one method at one rate: the claim seeds, or the tuning seeds."""
+    tune, test = _seeds(fast)
+    x = _grid_run(method, fast).x[_grid(method, fast).index(float(lr))]
+    return x[len(tune):] if held_out else x[:len(tune)]
+
+
+def _tune(name: str, method: str, lrs: tuple[float, ...], fast: bool) -> Tuning:
+    """Grid search over ``lrs`` scored by validation accuracy (median over the tuning seeds)."""
+    tune, _ = _seeds(fast)
+    y = _grid_run(method, fast).y
+    acc = {lr: [accuracy(x, y, "val") for x in _points(method, lr, fast, held_out=False)] for lr in lrs}
+    return grid_search(name, lambda seed, lr: acc[lr][tune.index(seed)], {"lr": lrs}, tune, higher_is_better=True)
+
+
+def _accuracies(method: str, lr: float, fast: bool) -> np.ndarray:
+    y = _grid_run(method, fast).y
+    return np.array([accuracy(x, y, "test") for x in _points(method, lr, fast)])
 
 
 @lru_cache(maxsize=4)
 def tunings(fast: bool = False) -> dict[str, Tuning]:
     """Each method's learning rate, scored by validation accuracy (median over the held-out tuning
     seeds); fast mode: the third rate of each grid only, one seed, fewer iterations."""
-    seeds = TUNING_SEEDS[:1] if fast else TUNING_SEEDS
-    its = FAST_ITERATIONS if fast else ITERATIONS
-    out = {}
-    for m, grid in GRIDS.items():
-        lrs = grid[2:3] if fast else grid
-        out[m] = grid_search(m, lambda seed, lr, m=m: _accuracies(m, lr, seeds, its, "val")[seeds.index(seed)],
-                             {"lr": lrs}, seeds, higher_is_better=True)
-    return out
+    return {m: _tune(m, m, tuple(g[2:3] if fast else g), fast) for m, g in GRIDS.items()}
 
 
 def prior_samples(seeds) -> np.ndarray:
@@ -152,26 +182,24 @@ def random_real(seeds) -> np.ndarray:
 
 
 def _distillation(fast: bool, control: bool) -> Measured:
-    seeds = CLAIM_SEEDS[:2] if fast else CLAIM_SEEDS
-    its = FAST_ITERATIONS if fast else ITERATIONS
+    seeds = _seeds(fast)[1]
     t = tunings(fast)
     # The control replaces LD3M by its sampler without the skip, tuned on LD3M's own grid.
     ld3m_method = "naive latents" if control else "LD3M"
-    ld3m_lr = (grid_search("LD3M without skip", lambda seed, lr: _accuracies(
-        "naive latents", lr, t["LD3M"].seeds, its, "val")[t["LD3M"].seeds.index(seed)],
-        {"lr": [s["lr"] for s in t["LD3M"].settings]}, t["LD3M"].seeds, higher_is_better=True).best["lr"]
-        if control else t["LD3M"].best["lr"])
-    acc = {"LD3M": _accuracies(ld3m_method, ld3m_lr, seeds, its, "test")}
+    ld3m_lr = (_tune("LD3M without skip", "naive latents", tuple(s["lr"] for s in t["LD3M"].settings),
+                     fast).best["lr"] if control else t["LD3M"].best["lr"])
+    acc = {"LD3M": _accuracies(ld3m_method, ld3m_lr, fast)}
     for m in ("naive latents", "pixel space"):
-        acc[m] = _accuracies(m, t[m].best["lr"], seeds, its, "test")
+        acc[m] = _accuracies(m, t[m].best["lr"], fast)
     y = distilled("LD3M", 1.0, tuple(seeds), 0).y
     acc["prior samples"] = np.array([accuracy(x, y) for x in prior_samples(seeds)])
     acc["random real"] = np.array([accuracy(x, y) for x in random_real(seeds)])
     gap_naive = acc["LD3M"] - acc["naive latents"]
     gap_prior = acc["LD3M"] - acc["prior samples"]
     prior = digits()["prior"]
-    ll = {m: float(np.median([prior.log_prob(x).mean() for x in distilled(
-        m, (ld3m_lr if m == "LD3M" else t[m].best["lr"]), tuple(seeds), its).x])) for m in DISTILL_METHODS}
+    ll = {m: float(np.median([prior.log_prob(x).mean() for x in _points(
+        ld3m_method if m == "LD3M" else m, (ld3m_lr if m == "LD3M" else t[m].best["lr"]), fast)]))
+        for m in DISTILL_METHODS}
     values = {"gap_naive": np.median(gap_naive), "gap_prior": np.median(gap_prior),
               "gap_naive_min": gap_naive.min(), "gap_naive_max": gap_naive.max(),
               "gap_pixel": np.median(acc["LD3M"] - acc["pixel space"])}
@@ -273,12 +301,11 @@ def gradient_figure(steps: int = 10, kappa: float = 1.0) -> go.Figure:
                        yaxis_title="||dL/dx|| at that state", title=f"S = {S}, skip weights x {kappa:g}")
 
 
-SNAPSHOT_EVERY = 10
-
 
 def _snapshots(seed: int = 0) -> dict:
     t = tunings(False)
-    return {m: distilled(m, t[m].best["lr"], (seed,), ITERATIONS, IPC, SNAPSHOT_EVERY).snapshots
+    i = len(TUNING_SEEDS) + CLAIM_SEEDS.index(seed)
+    return {m: [s[_grid(m, False).index(t[m].best["lr"]), i:i + 1] for s in _grid_run(m, False).snapshots]
             for m in DISTILL_METHODS}
 
 
