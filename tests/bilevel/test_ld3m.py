@@ -140,7 +140,33 @@ def test_distill_batched_seeds_equal_single_runs_and_lower_the_loss():
         assert r.losses[-10:].mean() < r.losses[:10].mean()
 
 
+def test_distill_a_grid_of_rates_equals_one_run_per_rate():
+    # referee: the chapter tunes by running a whole grid as one batch; each (rate, seed) entry must
+    # be its own run, for the latent methods (embedding group shared) and pixel space alike.
+    prior, x, y = _toy()
+    for m in ("LD3M", "naive latents", "pixel space"):
+        grid = distill(prior, x, y, method=m, iterations=12, lr=(0.03, 0.3), seeds=(0, 1), batch_per_class=16,
+                       snapshot_every=5)
+        assert grid.x.shape == (2, 2, 2, 2) and grid.snapshots[0].shape == (2, 2, 2, 2)
+        for i, lr in enumerate((0.03, 0.3)):
+            one = distill(prior, x, y, method=m, iterations=12, lr=lr, seeds=(0, 1), batch_per_class=16)
+            assert np.allclose(grid.x[i], one.x, atol=1e-12), (m, lr)
+        assert not np.allclose(grid.x[0], grid.x[1])
+
+
+def test_posterior_mean_matches_the_componentwise_formula():
+    prior = random_mixture(rng=2)
+    x = torch.randn(5, 8, dtype=DTYPE)
+    for a in (0.01, 0.5, 0.99):
+        var = a * prior.variances + 1 - a
+        diff = x[:, None, :] - a ** 0.5 * prior.means
+        resp = torch.softmax(prior.log_weights - 0.5 * (diff ** 2).sum(-1) / var - 4 * torch.log(var), -1)
+        ref = (resp[..., None] * (prior.means + (a ** 0.5 * prior.variances / var)[:, None] * diff)).sum(-2)
+        assert torch.allclose(prior.posterior_mean(x, a), ref, atol=1e-12)
+
+
 @pytest.mark.parametrize("call, name", [
+    (lambda: distill(*_toy(), lr=(0.1, -1.0)), "lr"),
     (lambda: skip_weights(1), "steps"),
     (lambda: skip_weights(5, "exp"), "schedule"),
     (lambda: skip_weights(5, kappa=-1.0), "kappa"),
