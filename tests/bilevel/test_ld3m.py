@@ -199,3 +199,17 @@ def test_latent_gradient_rows_are_independent_draws():
     for i in range(3):
         n1, p1 = latent_gradient(prior, z[i], eps[i], tgt[i], steps=10)
         assert n1 == pytest.approx(norms[i]) and np.allclose(p1, per[i])
+
+
+def test_naive_latent_gradient_is_the_start_factor_times_the_state_gradient():
+    # referee: without the skip, z enters only through q_sample, so grad_z = sqrt(abar_tauS) dL/dx_tauS
+    # exactly; this is what the chapter's decomposition of the vanishing gradient rests on.
+    prior = random_mixture(rng=1)
+    g = np.random.default_rng(1)
+    z, eps, tgt = g.standard_normal((4, 8)), g.standard_normal((4, 8)), g.standard_normal((4, 8))
+    for S in (10, 50):
+        norms, per = latent_gradient(prior, z, eps, tgt, steps=S, schedule="none")
+        start = np.sqrt(linear_alphas_cumprod()[ddim_timesteps(S)[-1]])
+        assert np.allclose(norms, start * per[:, 0], rtol=1e-12)
+        linear, _ = latent_gradient(prior, z, eps, tgt, steps=S)
+        assert not np.allclose(linear, start * per[:, 0], rtol=1e-2)

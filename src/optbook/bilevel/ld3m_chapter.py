@@ -19,8 +19,8 @@ from ..core.threads import one_torch_thread
 from ..viz import SliderStep, base_layout, color_for, frame_note, slider_figure
 from ..viz.style import line_style
 from ..widgets import Explorer, Slider
-from .ld3m import (DTYPE, SCHEDULES, GaussianMixturePrior, distill, latent_gradient, ld3m_sample,
-                   random_mixture)
+from .ld3m import (DTYPE, SCHEDULES, GaussianMixturePrior, ddim_timesteps, distill, latent_gradient,
+                   ld3m_sample, linear_alphas_cumprod, random_mixture)
 
 # ------------------------------------------------------------------ check 1: gradient flow
 GRAD_STEPS = (10, 25, 50)
@@ -61,10 +61,21 @@ def _gradient_flow(fast: bool, control: bool) -> Measured:
     values["ratio_growth"] = ratio[-1] / ratio[0]
     values["naive_decay"] = float(np.min(med_naive[:-1] / med_naive[1:]))
     values["ratio_S10_min"] = float(np.min((ld3m / naive)[:, 0]))
+    # Referee: split the naive gradient into its two causes. grad_z = sqrt(abar_tauS) * dL/dx_tauS exactly,
+    # so the chain's own gain is ||dL/dx_tauS|| / ||dL/dx_out|| (per draw-average, median over seeds).
+    ac = linear_alphas_cumprod()
+    start = {S: float(np.sqrt(ac[ddim_timesteps(S)[-1]])) for S in GRAD_STEPS}
+    gain = np.median([[np.divide(*gradient_norms(s, S, "none", draws)[1][[0, -1]]) for S in GRAD_STEPS]
+                      for s in seeds], axis=0)
+    values |= {f"start_factor_S{S}": start[S] for S in GRAD_STEPS}
+    values |= {f"chain_gain_S{S}": g for S, g in zip(GRAD_STEPS, gain)}
+    values["ratio_S10_x_start"] = ratio[0] * start[GRAD_STEPS[0]]
     return Measured(values, criteria=[Criterion("ratio_S10", ">=", 10.0), Criterion("ratio_growth", ">", 1.0),
                                       Criterion("naive_decay", ">", 1.0)],
-                    seeds=seeds, summary=f"median ratio {ratio[0]:.0f} / {ratio[1]:.0f} / {ratio[2]:.0f} "
-                                         f"at S = {GRAD_STEPS}; naive norm {med_naive[0]:.2g} -> {med_naive[-1]:.2g}",
+                    seeds=seeds,
+                    summary=f"median ratio {ratio[0]:.0f} / {ratio[1]:.0f} / {ratio[2]:.0f} "
+                            f"at S = {GRAD_STEPS}; naive norm {med_naive[0]:.2g} -> {med_naive[-1]:.2g}; "
+                            f"chain gain {gain[0]:.2f} -> {gain[-1]:.2f}",
                     details={"naive": naive, "ld3m": ld3m})
 
 
@@ -206,6 +217,12 @@ def _distillation(fast: bool, control: bool) -> Measured:
     values |= {f"acc_{k.split()[0]}": np.median(v) for k, v in acc.items()}
     values |= {f"loglik_{k.split()[0]}": v for k, v in ll.items()}
     values["loglik_real"] = float(prior.log_prob(digits()["x"]["test"]).mean())
+    # Referee: how thin the margin is. Seeds with a positive paired gap, and the gap against naive latents
+    # at the top rate of their grid (10, not the validation pick): reported, not a criterion.
+    values["seeds_positive"] = int(np.sum(gap_naive > 0))
+    values["gap_naive_top"] = float(np.median(acc["LD3M"] - _accuracies("naive latents", GRIDS["naive latents"][-1]
+                                                                          if not fast else t["naive latents"].best["lr"],
+                                                                          fast)))
     return Measured(values, criteria=[Criterion("gap_naive", ">=", 0.01), Criterion("gap_prior", ">=", 0.01)],
                     seeds=seeds, summary=f"LD3M {values['acc_LD3M']:.3f} vs naive {values['acc_naive']:.3f}, "
                                          f"prior {values['acc_prior']:.3f}, pixel {values['acc_pixel']:.3f}",
@@ -233,32 +250,51 @@ def claim_distillation(fast: bool = False, control: bool = False) -> Measured:
              "(abstract; no number given)",
        expect="card's prior (D = 8, 5 modes), L = ||x_out - target||^2, mean over 20 draws, 5 seeds: median "
               "||grad_z|| ratio LD3M / naive >= 10 at S = 10, the ratio larger at S = 50 than at S = 10, and "
-              "the naive norm decreasing in S over S = 10, 25, 50",
+              "the naive norm decreasing in S over S = 10, 25, 50. Reported beside it (referee, not a criterion): "
+              "the start factor sqrt(abar_tauS) (grad_z = sqrt(abar_tauS) dL/dx_tauS exactly without skip) and the "
+              "chain's own gain ||dL/dx_tauS|| / ||dL/dx_out||, which show how much of the vanishing is the chain",
        control="the sampler without the skip (weights 0) in LD3M's place",
        name="gradient_flow")
 def claim_gradient_flow(fast: bool = False, control: bool = False) -> Measured:
     return _gradient_flow(fast, control)
 
 
-@claim("26", "With no skip, DDIM on one Gaussian returns that Gaussian", kind="identity",
-       expect="single Gaussian N(mu, s^2 I), D = 4, start x ~ N(0, I), S = 200, 4000 draws: sample mean within "
-              "0.05 of mu and per-coordinate variance within 5% of s^2 (exact only as S grows: at S = 50 the "
-              "variance comes out 11% low)",
-       name="ddim_gaussian")
-def claim_ddim_gaussian(fast: bool = False) -> Measured:
+def ddim_gaussian_map(steps: int) -> tuple[float, float]:
+    """Max error of the output mean and max relative error of the output variance of deterministic
+    DDIM (no skip) on one Gaussian N(mu, 0.3 I) in D = 4, started at x ~ N(0, I). With one Gaussian
+    the denoiser is affine, so the sampler is an affine map x -> A x + b; pushing the origin and the
+    unit vectors through it gives b and A, and the output law N(b, A A^T) exactly (no sampling noise)."""
+    S = check_int(steps, "steps", minimum=2)
     g = np.random.default_rng(0)
     mu, s2 = g.standard_normal(4), 0.3
     prior = GaussianMixturePrior(mu[None], np.array([s2]), np.ones(1), np.zeros(1, dtype=int))
-    n = 4000
-    eps = torch.as_tensor(g.standard_normal((n, 4)), dtype=DTYPE)
+    start = torch.cat([torch.zeros(1, 4, dtype=DTYPE), torch.eye(4, dtype=DTYPE)])
     with torch.no_grad():
-        x = ld3m_sample(prior, torch.zeros(n, 4, dtype=DTYPE), np.zeros(n, dtype=int), eps, steps=200,
-                        schedule="none", start="noise").x.numpy()
-    mean_err = float(np.abs(x.mean(0) - mu).max())
-    var_err = float(np.abs(x.var(0) / s2 - 1).max())
-    return Measured({"mean_err": mean_err, "var_rel_err": var_err},
-                    criteria=[Criterion("mean_err", "<=", 0.05), Criterion("var_rel_err", "<=", 0.05)],
-                    summary=f"mean error {mean_err:.3f}, variance error {var_err:.1%}")
+        out = ld3m_sample(prior, torch.zeros(5, 4, dtype=DTYPE), np.zeros(5, dtype=int), start, steps=S,
+                          schedule="none", start="noise").x.numpy()
+    b, A = out[0], out[1:] - out[0]
+    return float(np.abs(b - mu).max()), float(np.abs(np.diag(A.T @ A) / s2 - 1).max())
+
+
+@claim("26", "With no skip, DDIM on one Gaussian returns that Gaussian", kind="identity",
+       expect="single Gaussian N(mu, s^2 I), D = 4, start x ~ N(0, I), S = 200: output mean within 0.05 of mu "
+              "and per-coordinate variance within 5% of s^2, and the variance error at S = 50 at least 3 times "
+              "the one at S = 200 (DDIM is a first-order discretisation: 4 in the limit). History: the card "
+              "asked for 10% at S = 50; the first registration measured 4000 Monte-Carlo draws, saw 11% at S = 50 "
+              "and moved to S = 200 / 5% after that run. The referee replaced the draws by the exact affine "
+              "push-forward (no sampling noise: 9.9% at S = 50, so about 1 point of the 11% was noise) and added "
+              "the first-order check; the thresholds were kept",
+       name="ddim_gaussian")
+def claim_ddim_gaussian(fast: bool = False) -> Measured:
+    mean_err, var_err = ddim_gaussian_map(200)
+    var_err_50 = ddim_gaussian_map(50)[1]
+    order = var_err_50 / var_err
+    return Measured({"mean_err": mean_err, "var_rel_err": var_err, "var_rel_err_S50": var_err_50,
+                     "error_ratio": order},
+                    criteria=[Criterion("mean_err", "<=", 0.05), Criterion("var_rel_err", "<=", 0.05),
+                              Criterion("error_ratio", ">=", 3.0)],
+                    summary=f"S = 200: mean error {mean_err:.3f}, variance error {var_err:.1%} "
+                            f"(S = 50: {var_err_50:.1%}, ratio {order:.1f})")
 
 
 # ------------------------------------------------------------------ figures
@@ -406,11 +442,14 @@ EXPLORER_DISTILLATION = Explorer("26", "distillation", distillation_figure,
 #: How the notebook prints each claim's figures.
 GLUE_FORMATS = {
     "distillation": {k: (lambda v: f"{100 * v:.1f}") for k in
-                     ("gap_naive", "gap_prior", "gap_naive_min", "gap_naive_max", "gap_pixel")}
+                     ("gap_naive", "gap_prior", "gap_naive_min", "gap_naive_max", "gap_pixel", "gap_naive_top")}
+    | {"seeds_positive": "{:.0f}"}
     | {k: "{:.3f}" for k in ("acc_LD3M", "acc_naive", "acc_pixel", "acc_prior", "acc_random")}
     | {k: "{:.1f}" for k in ("loglik_LD3M", "loglik_naive", "loglik_pixel", "loglik_real")},
     "gradient_flow": {f"ratio_S{S}": "{:.0f}" for S in GRAD_STEPS} | {"ratio_S10_min": "{:.1f}"}
     | {f"naive_S{S}": "{:.2g}" for S in GRAD_STEPS} | {f"ld3m_S{S}": "{:.2g}" for S in GRAD_STEPS}
-    | {"ratio_growth": "{:.1f}", "naive_decay": "{:.2f}"},
-    "ddim_gaussian": {"mean_err": "{:.3f}", "var_rel_err": "{:.1%}"},
+    | {"ratio_growth": "{:.1f}", "naive_decay": "{:.2f}", "ratio_S10_x_start": "{:.1f}"}
+    | {f"start_factor_S{S}": "{:.3f}" for S in GRAD_STEPS} | {f"chain_gain_S{S}": "{:.2f}" for S in GRAD_STEPS},
+    "ddim_gaussian": {"mean_err": "{:.3f}", "var_rel_err": "{:.1%}", "var_rel_err_S50": "{:.1%}",
+                      "error_ratio": "{:.1f}"},
 }
