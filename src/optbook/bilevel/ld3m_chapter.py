@@ -36,10 +36,17 @@ def _draws(seed: int, n: int, prior: GaussianMixturePrior):
     return z, eps, prior.means.numpy()[k] + 0.1 * g.standard_normal((n, prior.dim))
 
 
-@lru_cache(maxsize=512)
 def gradient_norms(seed: int, steps: int, schedule: str, draws: int = GRAD_DRAWS, kappa: float = 1.0):
     """Mean ||grad_z L|| over ``draws`` and the mean per-state norms of dL/dx (start first), for the
-    card's prior (D = 8, 5 components, spread 1.5, s^2 = 0.05) drawn from ``seed``."""
+    card's prior (D = 8, 5 components, spread 1.5, s^2 = 0.05) drawn from ``seed``. With no skip
+    (``none`` or ``kappa = 0``) every schedule is the naive sampler, computed once."""
+    if schedule == "none" or float(kappa) == 0.0:
+        schedule, kappa = "none", 1.0
+    return _gradient_norms(seed, steps, schedule, draws, float(kappa))
+
+
+@lru_cache(maxsize=512)
+def _gradient_norms(seed: int, steps: int, schedule: str, draws: int, kappa: float):
     prior = random_mixture(rng=seed)
     z, eps, tgt = _draws(seed, draws, prior)
     with one_torch_thread():
