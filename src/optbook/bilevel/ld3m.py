@@ -56,7 +56,9 @@ def linear_alphas_cumprod(T: int = 1000, beta_start: float = 1e-4, beta_end: flo
 
 def ddim_timesteps(steps: int, T: int = 1000) -> np.ndarray:
     """Uniformly spaced DDIM timesteps as in the latent-diffusion code (``range(0, T, T // S) + 1``),
-    in increasing order."""
+    in increasing order. Where ``S`` does not divide ``T`` that code yields more than ``S`` steps;
+    here the list is cut to the first ``S``, so the chain then starts below the top timestep (every
+    step count the chapter uses divides 1000)."""
     S = check_int(steps, "steps", minimum=2)
     T = check_int(T, "T", minimum=2)
     if S > T - 1:
