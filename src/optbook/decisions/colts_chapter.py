@@ -102,7 +102,9 @@ BANDIT = dict(d=4, m=4, noise=0.1, lam=0.1, norm_bound=2.0)
 HORIZON, FAST_HORIZON, TUNE_HORIZON = 600, 300, 200
 TUNING_SEEDS = (100, 101)
 #: The same 3-point grid of the perturbation's scale (in units of beta_t) for COLTS and its SOCP baseline.
-INFLATIONS = (0.25, 0.5, 1.0)
+#: First grid (0.25, 0.5, 1): both methods' best was its lower edge, so it was widened downward (disclosed);
+#: below the grid lies inflation 0, the certainty-equivalent LP, which stalls.
+INFLATIONS = (0.125, 0.25, 0.5)
 LABELS = {"S": "S-COLTS", "R": "R-COLTS", "socp": "Safe-LTS (SOCP)", "S-indep": "S-COLTS, independent noise",
           "CE": "certainty-equivalent LP"}
 
@@ -173,10 +175,9 @@ def claim_zero_risk(fast: bool = False, control: bool = False) -> Measured:
     risks = np.array([tr["risk"][-1] for tr in traces])
     slopes = np.array([regret_slope(tr) for tr in traces])
     regrets = np.array([tr["regret"][-1] for tr in traces])
-    ce = np.array([run("CE", s, T, 0.0)["regret"][-1] for s in seeds])
     values = {"risk_max": float(risks.max()), "risk_median": float(np.median(risks)),
               "slope": float(np.median(slopes)), "slope_min": float(slopes.min()), "slope_max": float(slopes.max()),
-              "regret": float(np.median(regrets)), "regret_ce": float(np.median(ce)),
+              "regret": float(np.median(regrets)),
               "regret_per_round": float(np.median(regrets) / T), "inflation": infl, "horizon": T}
     name = "R-COLTS" if control else "S-COLTS"
     return Measured(values, criteria=[Criterion("risk_max", "<=", 0.0), Criterion("slope", "<=", 0.8)], seeds=seeds,
@@ -309,7 +310,7 @@ METHODS_WATCH = ("S", "R", "socp", "S-indep")
 
 
 @lru_cache(maxsize=1)
-def watch_runs(seed: int = 0, horizon: int = 300) -> dict[str, Trace]:
+def watch_runs(seed: int = 0, horizon: int = 200) -> dict[str, Trace]:
     """Every method on one seed at its tuned (or S-COLTS's tuned) inflation."""
     infl = {"S": best_inflation("S"), "R": best_inflation("S"), "S-indep": best_inflation("S"),
             "socp": best_inflation("socp")}
@@ -346,7 +347,7 @@ def watch_figure(seed: int = 0) -> go.Figure:
 
 
 NOISES = (0.05, 0.1, 0.2, 0.4)
-NOISE_HORIZON = 300
+NOISE_HORIZON = 200
 
 
 @lru_cache(maxsize=1)
@@ -453,6 +454,6 @@ GLUE_FORMATS = {
     "local_optimism": {"variation": "{:.0%}", "min_ratio_m4": "{:.1f}", "indep_decay": "{:.2f}"}
     | {f"freq_m{m}": "{:.2f}" for m in CONSTRAINT_COUNTS} | {f"indep_m{m}": "{:.2f}" for m in CONSTRAINT_COUNTS},
     "zero_risk": {"risk_max": "{:.3g}", "risk_median": "{:.3g}", "slope": "{:.2f}", "slope_min": "{:.2f}",
-                  "slope_max": "{:.2f}", "regret": "{:.0f}", "regret_ce": "{:.0f}", "regret_per_round": "{:.3f}",
+                  "slope_max": "{:.2f}", "regret": "{:.0f}", "regret_per_round": "{:.3f}",
                   "inflation": "{:g}", "horizon": "{:.0f}"},
 }
