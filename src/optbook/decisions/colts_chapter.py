@@ -323,13 +323,13 @@ def _curve_traces(runs: dict[str, Trace], panels: int = 2) -> list:
         t = tr.iteration
         style = line_style(i)
         reg = tr["regret"] if m != "R" else tr["regret_plus"]
-        traces.append(go.Scatter(x=t, y=reg, mode="lines", name=LABELS[m], legendgroup=m, line=style))
+        traces.append(go.Scatter(x=t, y=reg, mode="lines", name=LABELS[m], legendgroup=m, line=style["line"]))
         traces.append(go.Scatter(x=t, y=tr["risk"], mode="lines", name=LABELS[m], legendgroup=m, showlegend=False,
-                                 line=style, xaxis="x2", yaxis="y2"))
+                                 line=style["line"], xaxis="x2", yaxis="y2"))
         if panels == 3:
             rho = tr["rho"] if np.isfinite(tr["rho"]).any() else np.full(t.size, np.nan)
             traces.append(go.Scatter(x=t, y=rho, mode="lines", name=LABELS[m], legendgroup=m, showlegend=False,
-                                     line=style, xaxis="x3", yaxis="y3"))
+                                     line=style["line"], xaxis="x3", yaxis="y3"))
     return traces
 
 
@@ -445,7 +445,7 @@ def cost_figure(rows: list[dict]) -> go.Figure:
     fig = go.Figure()
     for i, k in enumerate(("COLTS (LP)", "Safe-LTS (SOCP)")):
         fig.add_trace(go.Scatter(x=[r["d = m"] for r in rows], y=[float(r[f"{k} ms"]) for r in rows],
-                                 mode="lines+markers", name=k, line=line_style(i)))
+                                 mode="lines+markers", name=k, **line_style(i)))
     return base_layout(fig, title="Time to choose one action", xaxis_title="dimension d (= number of constraints m)",
                        yaxis_title="median wall time per round (ms)", logx=True, logy=True, height=400)
 
