@@ -34,6 +34,16 @@ def test_lp_matches_vertex_enumeration(seed):
     assert c @ a == pytest.approx(_vertices_best(c, A, b), abs=1e-8)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_lp_matches_scipy_linprog_in_higher_dimension(seed):
+    from scipy.optimize import linprog
+
+    g = np.random.default_rng(seed)
+    c, A, b = g.normal(size=7), g.uniform(0.2, 1, (5, 7)), g.uniform(0.5, 1, 5)
+    ref = linprog(-c, A_ub=A, b_ub=b, bounds=(0, 1), method="highs")
+    assert c @ solve_lp(c, A, b) == pytest.approx(-ref.fun, abs=1e-9)
+
+
 def test_lp_infeasible_returns_none():
     assert solve_lp(np.ones(2), np.ones((1, 2)), np.array([-1.0])) is None
 
