@@ -317,6 +317,7 @@ METHODS_WATCH = ("S", "R", "socp", "S-indep")
 @lru_cache(maxsize=1)
 def watch_runs(seed: int = 0, horizon: int = 200) -> dict[str, Trace]:
     """Every method on one seed at its tuned (or S-COLTS's tuned) inflation."""
+    seed, horizon = check_int(seed, "seed"), check_int(horizon, "horizon", minimum=4)
     infl = {"S": best_inflation("S"), "R": best_inflation("S"), "S-indep": best_inflation("S"),
             "socp": best_inflation("socp")}
     return {m: run(m, seed, horizon, infl[m]) for m in METHODS_WATCH}
@@ -341,7 +342,7 @@ def _curve_traces(runs: dict[str, Trace], panels: int = 2) -> list:
 def watch_figure(seed: int = 0) -> go.Figure:
     """Cumulative regret, cumulative risk and S-COLTS's shrink factor against rounds, one seed."""
     fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.13)
-    for tr in _curve_traces(watch_runs(seed), panels=3):
+    for tr in _curve_traces(watch_runs(check_int(seed, "seed")), panels=3):
         fig.add_trace(tr)
     base_layout(fig, title="Regret, risk and shrink factor on one bandit (d = m = 4, noise 0.1)", height=430)
     fig.update_xaxes(title_text="round t")
