@@ -414,46 +414,87 @@ EXPLORER_NOISE = Explorer("27", "noise", noise_figure, {"noise": Slider("feedbac
 
 
 DIMENSIONS = (5, 20, 50)
+COST_ROUNDS = 7
+LP_NAME, SOCP_NAME = "COLTS (LP)", "Safe-LTS (SOCP)"
 
 
-def selection_times(dims=DIMENSIONS, rounds: int = 15, seed: int = 0) -> list[dict]:
+def _timed_policies(d: int, seed: int, control: bool) -> dict:
+    b = random_instance(d, d, 0.1, rng=seed)
+    kw = dict(lam=BANDIT["lam"], noise_bound=0.1, norm_bound=float(np.sqrt(d)), rng=seed)
+    first = SafeLTS(d, d, b.alpha, **kw) if control else COLTS(d, d, b.alpha, **kw)
+    pols = {LP_NAME: first, SOCP_NAME: SafeLTS(d, d, b.alpha, **kw)}
+    gen = np.random.default_rng(seed)
+    for _ in range(20):
+        a = gen.uniform(0, 0.3, d)
+        r, c = b.feedback(a, gen)
+        for p in pols.values():
+            p.update(a, r, c)
+    for p in pols.values():
+        p.select()  # warm-up (cvxpy compiles the problem once)
+    return pols
+
+
+def selection_times(dims=DIMENSIONS, rounds: int = COST_ROUNDS, seeds=CLAIM_SEEDS, control: bool = False) -> list[dict]:
     """Median wall time of one action selection, COLTS (one HiGHS LP) against the SOCP baseline
-    (cvxpy + Clarabel, parameters re-bound each round), with m = d constraints after 20 random plays.
-    Measured in one run, interleaved; a measurement for the reader, not a registered claim."""
+    (cvxpy + Clarabel, compiled once, parameters re-bound each round), with m = d constraints after 20
+    random plays: per instance seed the median over ``rounds`` interleaved selections, then the median
+    over seeds. With ``control`` the LP's place is taken by a second copy of the SOCP baseline."""
     rounds = check_int(rounds, "rounds", minimum=1)
+    seeds = tuple(check_int(s, "seed") for s in seeds)
+    if not seeds:
+        raise ValueError("seeds must not be empty")
     rows = []
     for d in dims:
         d = check_int(d, "d", minimum=1)
-        b = random_instance(d, d, 0.1, rng=seed)
-        kw = dict(lam=BANDIT["lam"], noise_bound=0.1, norm_bound=float(np.sqrt(d)), rng=seed)
-        pols = {"COLTS (LP)": COLTS(d, d, b.alpha, **kw), "Safe-LTS (SOCP)": SafeLTS(d, d, b.alpha, **kw)}
-        gen = np.random.default_rng(seed)
-        for _ in range(20):
-            a = gen.uniform(0, 0.3, d)
-            r, c = b.feedback(a, gen)
-            for p in pols.values():
-                p.update(a, r, c)
-        times = {k: [] for k in pols}
-        for p in pols.values():
-            p.select()  # warm-up (cvxpy compiles the problem once)
-        for _ in range(rounds):
-            for k, p in pols.items():
-                t0 = time.perf_counter()
-                p.select()
-                times[k].append(time.perf_counter() - t0)
-        med = {k: 1e3 * float(np.median(v)) for k, v in times.items()}
-        rows.append({"d = m": d, **{f"{k} ms": f"{v:.1f}" for k, v in med.items()},
-                     "ratio": med["Safe-LTS (SOCP)"] / med["COLTS (LP)"]})
+        per_seed = {LP_NAME: [], SOCP_NAME: []}
+        for seed in seeds:
+            pols = _timed_policies(d, seed, control)
+            times = {k: [] for k in pols}
+            for _ in range(rounds):
+                for k, p in pols.items():
+                    t0 = time.perf_counter()
+                    p.select()
+                    times[k].append(time.perf_counter() - t0)
+            for k in pols:
+                per_seed[k].append(float(np.median(times[k])))
+        med = {k: 1e3 * float(np.median(v)) for k, v in per_seed.items()}
+        ratios = np.array(per_seed[SOCP_NAME]) / np.array(per_seed[LP_NAME])
+        rows.append({"d = m": d, f"{LP_NAME} ms": f"{med[LP_NAME]:.2f}", f"{SOCP_NAME} ms": f"{med[SOCP_NAME]:.2f}",
+                     "ratio": float(np.median(ratios)), "ratio_min": float(ratios.min())})
     return rows
+
+
+@claim("27", "One LP per round is cheaper than the SOCP of a pessimistic-set baseline, more so as d grows",
+       kind="reproduction",
+       paper="COLTS selects actions by solving perturbed LPs, 'significantly reducing computational costs' against "
+             "methods that solve second-order-cone (or NP-hard) programs, and 'substantially improving scalability' "
+             "(simulations; no number retrieved)",
+       expect="per-round selection wall time with m = d constraints, d in {5, 20, 50}, medians over 7 interleaved "
+              "rounds per instance and over 5 instance seeds, measured in one run: the SOCP baseline (Safe-LTS via "
+              "cvxpy + Clarabel, compiled once) takes >= 1.5x the time of COLTS's LP (HiGHS) at every d. The 1.5 "
+              "leaves 3x headroom under the smallest ratio a first look measured (about 4.6, at d = 5), as the "
+              "book's rule for wall-time claims asks; whether the gap widens with d is reported, not criterion",
+       control="the SOCP baseline timed in COLTS's place (SOCP against SOCP)",
+       reproduces=True, name="selection_cost")
+def claim_selection_cost(fast: bool = False, control: bool = False) -> Measured:
+    dims, seeds = (DIMENSIONS[:2], CLAIM_SEEDS[:2]) if fast else (DIMENSIONS, CLAIM_SEEDS)
+    rows = selection_times(dims, COST_ROUNDS, seeds, control)
+    values = {"min_ratio": min(r["ratio"] for r in rows)}
+    for r in rows:
+        values[f"ratio_d{r['d = m']}"] = r["ratio"]
+    values["widening"] = rows[-1]["ratio"] / rows[0]["ratio"]
+    return Measured(values, criteria=[Criterion("min_ratio", ">=", 1.5)], seeds=seeds, details={"rows": rows},
+                    summary="SOCP / LP time per round: " + ", ".join(f"{r['ratio']:.1f}x at d = {r['d = m']}" for r in rows))
 
 
 def cost_figure(rows: list[dict]) -> go.Figure:
     """Per-round selection time against the dimension, log-log."""
     fig = go.Figure()
-    for i, k in enumerate(("COLTS (LP)", "Safe-LTS (SOCP)")):
+    for i, k in enumerate((LP_NAME, SOCP_NAME)):
         fig.add_trace(go.Scatter(x=[r["d = m"] for r in rows], y=[float(r[f"{k} ms"]) for r in rows],
                                  mode="lines+markers", name=k, **line_style(i)))
-    return base_layout(fig, title="Time to choose one action", xaxis_title="dimension d (= number of constraints m)",
+    return base_layout(fig, title="Time to choose one action (median over 5 instances)",
+                       xaxis_title="dimension d (= number of constraints m)",
                        yaxis_title="median wall time per round (ms)", logx=True, logy=True, height=400)
 
 
@@ -463,4 +504,5 @@ GLUE_FORMATS = {
     "zero_risk": {"risk_max": "{:.3g}", "risk_median": "{:.3g}", "slope": "{:.2f}", "slope_min": "{:.2f}",
                   "slope_max": "{:.2f}", "regret": "{:.0f}", "regret_per_round": "{:.3f}",
                   "inflation": "{:.3g}", "horizon": "{:.0f}"},
+    "selection_cost": {"min_ratio": "{:.1f}", "widening": "{:.1f}"} | {f"ratio_d{d}": "{:.1f}" for d in DIMENSIONS},
 }
