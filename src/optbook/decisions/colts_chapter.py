@@ -101,12 +101,11 @@ def claim_local_optimism(fast: bool = False, control: bool = False) -> Measured:
 BANDIT = dict(d=4, m=4, noise=0.1, lam=0.1, norm_bound=2.0)
 HORIZON, FAST_HORIZON, TUNE_HORIZON = 600, 300, 200
 TUNING_SEEDS = (100, 101)
-#: The same 3-point grid of the perturbation's scale (in units of beta_t) for COLTS and its SOCP baseline.
-#: History (disclosed): the first grid (0.25, 0.5, 1) and then (0.125, 0.25, 0.5) both had every method's
-#: best at the lower edge; regret keeps falling as the inflation shrinks toward 0, while inflation 0 (the
-#: certainty-equivalent LP) stalls, so there is no interior optimum at this horizon. The final grid spans
-#: two decades on a log scale; its best is still the lower edge, and the chapter says so.
-INFLATIONS = (1 / 64, 1 / 8, 1.0)
+#: The same 4-point grid of the perturbation's scale (in units of beta_t) for COLTS and its SOCP baseline.
+#: History (disclosed): the first grid (0.25, 0.5, 1), then (0.125, 0.25, 0.5), then (1/64, 1/8, 1) all had
+#: every method's best at the lower edge. The referee added 1/512 below it (same point for both methods):
+#: S-COLTS's best, 1/64, is then interior, and the SOCP baseline is flat below 1/64 (its best is 1/64 too).
+INFLATIONS = (1 / 512, 1 / 64, 1 / 8, 1.0)
 LABELS = {"S": "S-COLTS", "R": "R-COLTS", "socp": "Safe-LTS (SOCP)", "S-indep": "S-COLTS, independent noise",
           "CE": "certainty-equivalent LP"}
 
@@ -139,7 +138,7 @@ def run(method: str, seed: int, horizon: int = HORIZON, inflation: float = 0.5,
 
 @lru_cache(maxsize=4)
 def tunings() -> dict[str, Tuning]:
-    """S-COLTS and the SOCP baseline tuned the same way: the 3-point inflation grid, scored by the final
+    """S-COLTS and the SOCP baseline tuned the same way: the 4-point inflation grid, scored by the final
     cumulative regret at T = 200, median over two held-out seeds."""
     return {m: grid_search(LABELS[m], lambda seed, inflation, m=m: float(run(m, seed, TUNE_HORIZON, inflation)["regret"][-1]),
                            {"inflation": INFLATIONS}, TUNING_SEEDS) for m in ("S", "socp")}
@@ -163,8 +162,9 @@ def regret_slope(trace: Trace, series: str = "regret_plus") -> float:
              "O~(sqrt(d^3 T)) regret (Theorem 'S-COLTS', no simulation number retrieved)",
        expect="on the random bandit (d = m = 4, theta* ~ U[0,1]^4, Phi* ~ U[0.2,1]^{4x4}, alpha = 1, noise 0.1, "
               "T = 600, ridge lam = 0.1, the full radius beta_t with delta = 0.05), S-COLTS at its tuned inflation "
-              "(3-point grid {1/64, 1/8, 1}, 2 held-out seeds; the grid was widened twice because the best sat on "
-              "its lower edge, disclosed in the chapter; the criterion did not change): the largest cumulative risk over 5 seeds is exactly 0, and the "
+              "(grid {1/512, 1/64, 1/8, 1}, 2 held-out seeds; the grid was widened three times because the best sat "
+              "on its lower edge, the last time by the referee, which made S-COLTS's best (1/64) interior; "
+              "disclosed in the chapter; the criterion did not change): the largest cumulative risk over 5 seeds is exactly 0, and the "
               "median log-log slope of cumulative regret between T/4 and T is <= 0.8 (sqrt(T) is 0.5; 0.8 leaves "
               "room for the burn-in, a linear regret gives 1; the card's rule)",
        control="the scaling toward the safe action removed: the perturbed LP's action played directly (R-COLTS "
@@ -173,7 +173,7 @@ def regret_slope(trace: Trace, series: str = "regret_plus") -> float:
 def claim_zero_risk(fast: bool = False, control: bool = False) -> Measured:
     seeds = CLAIM_SEEDS[:2] if fast else CLAIM_SEEDS
     T = FAST_HORIZON if fast else HORIZON
-    infl = INFLATIONS[1] if fast else best_inflation("S")
+    infl = 1 / 64 if fast else best_inflation("S")
     traces = [run("R" if control else "S", s, T, infl) for s in seeds]
     risks = np.array([tr["risk"][-1] for tr in traces])
     slopes = np.array([regret_slope(tr) for tr in traces])
@@ -435,10 +435,14 @@ def _timed_policies(d: int, seed: int, control: bool) -> dict:
 
 
 def selection_times(dims=DIMENSIONS, rounds: int = COST_ROUNDS, seeds=CLAIM_SEEDS, control: bool = False) -> list[dict]:
-    """Median wall time of one action selection, COLTS (one HiGHS LP) against the SOCP baseline
+    """Median CPU time of one action selection, COLTS (one HiGHS LP) against the SOCP baseline
     (cvxpy + Clarabel, compiled once, parameters re-bound each round), with m = d constraints after 20
     random plays: per instance seed the median over ``rounds`` interleaved selections, then the median
-    over seeds. With ``control`` the LP's place is taken by a second copy of the SOCP baseline."""
+    over seeds. With ``control`` the LP's place is taken by a second copy of the SOCP baseline.
+
+    The clock is the process's CPU time (``time.process_time``, all threads), not the wall clock: on a
+    shared machine a wall-clock reading of a 1 ms call includes whatever time slices other processes
+    took, which made single runs swing by 5x (a SOCP-against-SOCP control once read 0.2)."""
     rounds = check_int(rounds, "rounds", minimum=1)
     seeds = tuple(check_int(s, "seed") for s in seeds)
     if not seeds:
@@ -452,9 +456,9 @@ def selection_times(dims=DIMENSIONS, rounds: int = COST_ROUNDS, seeds=CLAIM_SEED
             times = {k: [] for k in pols}
             for _ in range(rounds):
                 for k, p in pols.items():
-                    t0 = time.perf_counter()
+                    t0 = time.process_time()
                     p.select()
-                    times[k].append(time.perf_counter() - t0)
+                    times[k].append(time.process_time() - t0)
             for k in pols:
                 per_seed[k].append(float(np.median(times[k])))
         med = {k: 1e3 * float(np.median(v)) for k, v in per_seed.items()}
@@ -464,17 +468,22 @@ def selection_times(dims=DIMENSIONS, rounds: int = COST_ROUNDS, seeds=CLAIM_SEED
     return rows
 
 
-@claim("27", "One LP per round is cheaper than the SOCP of a pessimistic-set baseline, more so as d grows",
+@claim("27", "One LP per round is cheaper than the SOCP of a pessimistic-set baseline",
        kind="reproduction",
        paper="COLTS selects actions by solving perturbed LPs, 'significantly reducing computational costs' against "
              "methods that solve second-order-cone (or NP-hard) programs, and 'substantially improving scalability' "
              "(simulations; no number retrieved)",
-       expect="per-round selection wall time with m = d constraints, d in {5, 20, 50}, medians over 7 interleaved "
+       expect="per-round selection time with m = d constraints, d in {5, 20, 50}, medians over 7 interleaved "
               "rounds per instance and over 5 instance seeds, measured in one run: the SOCP baseline (Safe-LTS via "
               "cvxpy + Clarabel, compiled once) takes >= 1.5x the time of COLTS's LP (HiGHS) at every d. The 1.5 "
               "leaves 3x headroom under the smallest ratio a first look measured (about 4.6, at d = 5), as the "
               "book's rule for wall-time claims asks; whether the gap widens with d is reported, not criterion. Disclosed: full runs on the loaded "
-              "machine measured 2.6-3.2 at d = 5, so the realised headroom is about 2x, not 3x",
+              "machine measured 2.6-3.2 at d = 5, so the realised headroom is about 2x, not 3x. Referee's change "
+              "(threshold unchanged): the clock is the process CPU time, not the wall clock, because wall-clock "
+              "medians swung by up to 5x under load (a SOCP-against-SOCP control read 0.2, one seed's ratio at "
+              "d = 20 read 0.16); with CPU time the ratio is about 2.5 at d = 5, 2.8 at d = 20, 4.8 at d = 50, so "
+              "the headroom at d = 5 is about 1.6x, below the book's 3x rule, which the steadier clock is meant to "
+              "offset (40 repeated fast runs under load, in the referee's report)",
        control="the SOCP baseline timed in COLTS's place (SOCP against SOCP)",
        reproduces=True, name="selection_cost")
 def claim_selection_cost(fast: bool = False, control: bool = False) -> Measured:
@@ -496,7 +505,7 @@ def cost_figure(rows: list[dict]) -> go.Figure:
                                  mode="lines+markers", name=k, **line_style(i)))
     return base_layout(fig, title="Time to choose one action (median over 5 instances)",
                        xaxis_title="dimension d (= number of constraints m)",
-                       yaxis_title="median wall time per round (ms)", logx=True, logy=True, height=400)
+                       yaxis_title="median CPU time per round (ms)", logx=True, logy=True, height=400)
 
 
 GLUE_FORMATS = {
