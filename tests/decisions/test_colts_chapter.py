@@ -30,3 +30,8 @@ def test_picture_figures_answer_and_reject_bad_draw():
 def test_selection_times_table():
     rows = ch.selection_times(dims=(3,), rounds=2, seeds=(0,))
     assert rows[0]["d = m"] == 3 and rows[0]["ratio"] > 0
+
+
+def test_optimism_check_rejects_bad_fraction():
+    with pytest.raises(ValueError, match="fraction"):
+        ch.optimism_check("radius", fraction=0.0)
