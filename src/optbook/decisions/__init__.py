@@ -1,0 +1,1 @@
+"""Part VI: decisions under uncertainty: bandits, online learning, games and control (chapters 27-32)."""
