@@ -247,7 +247,7 @@ GLUE_FORMATS = {
     "last_iterate": {**{k: "{:.1e}" for k in ("exploitability", "exploitability_max", "ratio_min", "ratio_md",
                                               "ratio_rmd", "ratio_dbr", "expl_rmd", "expl_fp_averaged")},
                      "expl_md": "{:.2f}", "expl_dbr": "{:.2f}", "expl_fp_last": "{:.2f}", "rate": "{:.3f}",
-                     **{f"{p}_{s}": "{:g}" for s in ("app", "md", "rmd", "dbr") for p in ("eta", "lam", "beta")}},
+                     **{k: "{:g}" for k in ("eta_app", "lam_app", "eta_md", "eta_rmd", "lam_rmd", "beta_dbr")}},
     "rmd_rate": {k: "{:.3f}" for k in ("theory_rate", "rate_rps", "rate_beach_skew")}
     | {k: "{:.2f}" for k in ("ratio_rps", "ratio_beach_skew", "ratio_rps_min", "ratio_beach_skew_min", "ratio_min")},
     "tau_one_is_md": {"max_gap": "{:.0e}", "expl_at_equilibrium": "{:.0e}"},
