@@ -272,8 +272,9 @@ def exploitability_figure(fast: bool = False) -> go.Figure:
     base_layout(fig, logy=True, height=470, xaxis_title="policy updates t",
                 yaxis_title="exploitability of the iterate",
                 title="Rock-paper-scissors MFG: last-iterate exploitability, each method tuned (median of 5 seeds)")
-    fig.add_hline(y=1e-3, line=dict(color="#888", dash="dot"),
-                  annotation_text="criterion 1e-3", annotation_position="bottom right")
+    t = runs["APP"].iterations
+    fig.add_trace(go.Scatter(x=[t[0], t[-1]], y=[1e-3, 1e-3], mode="lines", name="criterion: 1e-3",
+                             line=dict(color="#888", dash="dot", width=1.5)))
     return fig
 
 
@@ -322,10 +323,14 @@ def _ternary_note(tau: int, lam: float) -> str:
 
 
 def _ternary_layout(fig: go.Figure, title: str | None) -> go.Figure:
-    base_layout(fig, height=520, title=title)
-    fig.update_layout(ternary=dict(sum=1, aaxis=dict(title="rock"), baxis=dict(title="paper"),
-                                   caxis=dict(title="scissors")), margin=dict(l=40, r=40))
+    base_layout(fig, height=540, title=title)
+    fig.update_layout(**TERNARY_LAYOUT)
     return fig
+
+
+TERNARY_LAYOUT = dict(ternary=dict(sum=1, aaxis=dict(title="rock"), baxis=dict(title="paper"),
+                                   caxis=dict(title="scissors"), domain=dict(y=[0, 0.86])),
+                      margin=dict(l=60, r=60, t=120))
 
 
 def simplex_figure(tau: int = 30, lam: float = 0.3) -> go.Figure:
@@ -340,16 +345,18 @@ def simplex_figure(tau: int = 30, lam: float = 0.3) -> go.Figure:
 
 def simplex_slider_figure(lam: float = 0.3) -> go.Figure:
     """Static twin of the simplex explorer: one frame per tau (lam fixed)."""
+    if lam not in SIMPLEX_LAMS:
+        raise ValueError(f"lam must be one of {SIMPLEX_LAMS}, got {lam}")
     steps = []
     for tau in SIMPLEX_TAUS:
         note = frame_note(_ternary_note(tau, lam))
         note["annotations"][0] |= dict(xref="paper", yref="paper", y=1.0)
         steps.append(SliderStep(str(tau), _ternary_traces(tau, lam), note))
-    fig = slider_figure(steps, slider_label="APP inner steps tau", active=3, fixed_axes=False, height=560,
+    fig = slider_figure(steps, slider_label="APP inner steps tau", active=3, fixed_axes=False, height=580,
                         title=f"Rock-paper-scissors: the step-1 population along each method (lam = {lam:g}, "
                               f"eta = {SIMPLEX_ETA:g}, {SIMPLEX_ITERS} updates)")
-    fig.update_layout(ternary=dict(sum=1, aaxis=dict(title="rock"), baxis=dict(title="paper"),
-                                   caxis=dict(title="scissors")), margin=dict(l=40, r=40))
+    fig.update_layout(**TERNARY_LAYOUT)
+    fig.update_layout(margin=dict(b=110))
     return fig
 
 
@@ -357,18 +364,25 @@ def simplex_slider_figure(lam: float = 0.3) -> go.Figure:
 BAR_TAUS, BAR_ETA, BAR_LAM, BAR_ITERS = (1, 3, 10, 30), 1.0, 0.1, 1500
 
 
-@lru_cache(maxsize=2)
 def bar_runs(variant: str = "skew") -> dict:
-    """APP on the Beach Bar Process for every tau of the grid (one batch), mean fields kept at the
-    half-way and final records."""
-    variant = check_choice(variant, "variant", ("strict", "skew"))
-    game = beach_bar(variant=variant)
-    pi0 = np.broadcast_to(random_policy(game, 0), (len(BAR_TAUS),) + game.shape).copy()
-    r = app(game, pi0, BAR_ETA, BAR_LAM, np.array(BAR_TAUS), BAR_ITERS, record_every=BAR_ITERS // 30,
-            keep_mean_fields=True)
-    half = len(r.iterations) // 2
-    return {tau: {"mid": r.mean_fields[half, i], "end": r.mean_fields[-1, i], "t": r.iterations,
-                  "expl": r.exploitability[:, i], "t_mid": int(r.iterations[half])} for i, tau in enumerate(BAR_TAUS)}
+    """APP on the Beach Bar Process for every tau of the grid, mean fields kept at the half-way and
+    final records. Both variants are computed on the first call (so that no explorer move waits)."""
+    return _bar_runs()[check_choice(variant, "variant", ("strict", "skew"))]
+
+
+@lru_cache(maxsize=1)
+def _bar_runs() -> dict:
+    out = {}
+    for variant in ("strict", "skew"):
+        game = beach_bar(variant=variant)
+        pi0 = np.broadcast_to(random_policy(game, 0), (len(BAR_TAUS),) + game.shape).copy()
+        r = app(game, pi0, BAR_ETA, BAR_LAM, np.array(BAR_TAUS), BAR_ITERS, record_every=BAR_ITERS // 30,
+                keep_mean_fields=True)
+        half = len(r.iterations) // 2
+        out[variant] = {tau: {"mid": r.mean_fields[half, i], "end": r.mean_fields[-1, i], "t": r.iterations,
+                              "expl": r.exploitability[:, i], "t_mid": int(r.iterations[half])}
+                        for i, tau in enumerate(BAR_TAUS)}
+    return out
 
 
 def _bar_traces(variant: str, tau: int) -> list:
@@ -430,8 +444,7 @@ def rate_figure(control: bool = False) -> go.Figure:
     """The rate claim's curves: RMD's regularised exploitability (both games, every seed) against
     updates, beside the slope ln(1 + eta lam) of the reconstructed theorem."""
     runs = rate_runs(False, control)
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.05,
-                        subplot_titles=("rock-paper-scissors", "beach bar (skew)"))
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.05)
     theory = np.log1p(RATE_ETA * RATE_LAM)
     for c, (name, (ts, gaps)) in enumerate(runs.items(), start=1):
         for i in range(gaps.shape[1]):
@@ -443,7 +456,8 @@ def rate_figure(control: bool = False) -> go.Figure:
     base_layout(fig, logy=True, height=440, title="RMD (eta = 0.1, lam = 0.5): regularised exploitability "
                                                     "against updates, 5 seeds")
     fig.update_yaxes(range=[-16, 1], row=1)
-    fig.update_xaxes(title_text="policy updates t")
+    fig.update_xaxes(title_text="updates t (rock-paper-scissors)", row=1, col=1)
+    fig.update_xaxes(title_text="updates t (beach bar, skew)", row=1, col=2)
     fig.update_yaxes(title_text="regularised exploitability", row=1, col=1)
     return fig
 
