@@ -57,3 +57,12 @@ def test_simplex_explorer_tau_one_draws_md():
 def test_bad_input_is_refused(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_beach_bar_grids_have_equal_sizes_and_fast_tuning_reaches_the_premise():
+    assert _size(ch.BAR_GRIDS["APP"]) == _size(ch.BAR_GRIDS["MD"])
+    assert _size(ch.BAR_FAST_GRIDS["APP"]) == _size(ch.BAR_FAST_GRIDS["MD"])
+    assert not set(ch.BAR_TUNING_SEEDS) & set(ch.CLAIM_SEEDS)
+    t = ch.bar_tunings(True)
+    assert set(t) == {"APP", "MD", "MD strict"}
+    assert t["MD strict"].best_score < 0.1 * t["MD"].best_score  # strict monotonicity is what MD needs
