@@ -66,3 +66,10 @@ def test_beach_bar_grids_have_equal_sizes_and_fast_tuning_reaches_the_premise():
     t = ch.bar_tunings(True)
     assert set(t) == {"APP", "MD", "MD strict"}
     assert t["MD strict"].best_score < 0.1 * t["MD"].best_score  # strict monotonicity is what MD needs
+
+
+def test_app_phases_tile_the_run_and_start_with_the_transient():
+    ph = ch.app_phases(True)
+    assert ph[0].label == "transient" and ph[0].start == 0
+    assert all(a.end == b.start for a, b in zip(ph, ph[1:]))
+    assert ph[-1].end == ch.FAST_ITERS

@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from ..claims import Criterion, Measured, claim
 from ..core import Tuning, check_choice, check_int, grid_search, semilog_slope
-from ..viz import SliderStep, base_layout, color_for, frame_note, slider_figure
+from ..viz import Phase, SliderStep, base_layout, color_for, frame_note, phase_layout, slider_figure
 from ..viz.style import line_style
 from ..widgets import Choice, Explorer, Slider
 from .mean_field import (FiniteMFG, app, beach_bar, damped_best_response, fictitious_play, mirror_descent,
@@ -366,7 +366,23 @@ def exploitability_figure(fast: bool = False) -> go.Figure:
     t = runs["APP"].iterations
     fig.add_trace(go.Scatter(x=[t[0], t[-1]], y=[1e-3, 1e-3], mode="lines", name="criterion: 1e-3",
                              line=dict(color="#888", dash="dot", width=1.5)))
+    fig.update_layout(**phase_layout(app_phases(fast)))
     return fig
+
+
+def app_phases(fast: bool = False) -> list[Phase]:
+    """APP's phases on the tuned runs, read off its median curve: transient (until it first falls
+    below 1e-2), linear (until it first reaches 1e-14), machine precision (the rest)."""
+    r = tuned_runs(fast)["APP"]
+    med, t = np.median(r.exploitability, 1), r.iterations
+    a = t[np.argmax(med < 1e-2)] if np.any(med < 1e-2) else t[-1]
+    b = t[np.argmax(med <= 1e-14)] if np.any(med <= 1e-14) else t[-1]
+    phases = [Phase(0, float(a), "transient")]
+    if b > a:
+        phases.append(Phase(float(a), float(b), "APP: linear"))
+    if t[-1] > b:
+        phases.append(Phase(float(b), float(t[-1]), "machine precision"))
+    return phases
 
 
 #: The simplex explorer's grid: APP's inner steps tau and regularisation lam (eta fixed).
