@@ -30,7 +30,9 @@ TAU = 20
 #: Every method gets a grid of 9 settings (fast mode: 4), on its own scale.
 GRIDS = {
     "APP": {"eta": (0.03, 0.1, 0.3), "lam": (0.3, 1.0, 3.0)},
-    # First registered as lam in (0.003, 0.03, 0.3): its best (0.3) was on the edge; widened twice (eta too), each time before the final full run.
+    # The grids moved after a first full run that already reproduced (APP ~1e-15, RMD 0.04): RMD's first
+    # lam grid (0.003, 0.03, 0.3) had its best on the edge and was widened twice (eta too); APP's first
+    # lam grid (0.1, 0.3, 1) had its best at 1 and was shifted up one step. The criterion did not change.
     "RMD": {"eta": (0.01, 0.03, 0.1), "lam": (0.03, 0.1, 0.3)},
     "MD": {"eta": tuple(np.round(np.geomspace(0.001, 1.0, 9), 4))},
     "damped BR": {"beta": tuple(np.round(np.geomspace(0.001, 1.0, 9), 4))},
