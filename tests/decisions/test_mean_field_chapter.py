@@ -73,3 +73,23 @@ def test_app_phases_tile_the_run_and_start_with_the_transient():
     assert ph[0].label == "transient" and ph[0].start == 0
     assert all(a.end == b.start for a, b in zip(ph, ph[1:]))
     assert ph[-1].end == ch.FAST_ITERS
+
+
+@pytest.mark.parametrize("claim", ["last_iterate", "beach_bar"])
+def test_the_controls_tau_one_is_tuned_on_apps_own_grid_and_seeds(claim):
+    grids, seeds = (ch.FAST_GRIDS, ch.TUNING_SEEDS) if claim == "last_iterate" else (ch.BAR_FAST_GRIDS, ch.BAR_TUNING_SEEDS)
+    t = ch.control_tuning(claim, True)
+    assert t.settings == ch._settings(grids["APP"]) and set(t.seeds) <= set(seeds)
+    assert not set(t.seeds) & set(ch.CLAIM_SEEDS)
+    with pytest.raises(ValueError, match="claim"):
+        ch.control_tuning("headline", True)
+
+
+def test_live_figures_are_the_built_ones_and_moves_do_not_share_state():
+    import json
+    a = ch.simplex_figure(10, 1.0)
+    assert json.loads(a.to_json()) == json.loads(ch._build_simplex_figure(10, 1.0).to_json())
+    a.update_layout(height=123)
+    assert ch.simplex_figure(10, 1.0).layout.height != 123
+    b = ch.bar_figure("strict", 3)
+    assert json.loads(b.to_json()) == json.loads(ch._build_bar_figure("strict", 3).to_json())
