@@ -207,3 +207,16 @@ PI = mf.uniform_policy(G)
 def test_bad_input_names_the_argument(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("variant", ["strict", "skew"])
+def test_regularised_value_equals_the_forward_sum_of_rewards_and_kl_terms(variant):
+    # V_0 . mu_0 from backward induction against the forward sum over the flow of
+    # r_h(x, a, mu_h) - lam log(pi / sigma): catches a Q that drops the future steps' KL terms
+    g = mf.beach_bar(size=5, horizon=4, variant=variant)
+    pi, sigma, lam = mf.random_policy(g, 3), mf.random_policy(g, 4), 0.7
+    mu = mf.mean_field(g, pi)
+    _, V = mf.evaluate(g, pi, mu, lam, sigma)
+    per_step = g.reward(mu) - lam * (np.log(pi) - np.log(sigma))
+    forward = float(np.sum(mu[..., None] * pi * per_step))
+    assert V[0] @ g.mu0 == pytest.approx(forward, rel=1e-12, abs=1e-12)
