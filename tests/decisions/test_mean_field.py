@@ -194,6 +194,7 @@ PI = mf.uniform_policy(G)
     (lambda: mf.regularized_exploitability(G, PI, 0.0, PI), "lam"),
     (lambda: mf.evaluate(G, PI, mf.mean_field(G, PI), lam=0.5), "sigma"),
     (lambda: mf.best_response(G, np.zeros((3, 3))), "mu"),
+    (lambda: mf.evaluate(G, PI, np.full((2, 3), np.nan)), "mu"),
     (lambda: mf.FiniteMFG(np.ones((2, 2, 2)), [0.5, 0.5], np.zeros((2, 2, 2))), "transition"),
     (lambda: mf.FiniteMFG(np.full((2, 2, 2), 0.5), [0.7, 0.7], np.zeros((2, 2, 2))), "mu0"),
     (lambda: mf.FiniteMFG(np.full((2, 2, 2), 0.5), [0.5, 0.5], np.zeros((2, 3, 2))), "base"),

@@ -211,7 +211,10 @@ def evaluate(game: FiniteMFG, pi: np.ndarray, mu: np.ndarray, lam: float = 0.0,
     if lam and sigma is None:
         raise ValueError("sigma is needed when lam > 0")
     sigma = None if sigma is None else check_policy(game, sigma, "sigma")
-    return _evaluate(game, pi, np.asarray(mu, dtype=float), lam, sigma)
+    mu = np.asarray(mu, dtype=float)
+    if mu.shape[-2:] != (game.horizon, game.num_states) or not np.all(np.isfinite(mu)):
+        raise ValueError(f"mu must be a finite array of shape (..., {game.horizon}, {game.num_states})")
+    return _evaluate(game, pi, mu, lam, sigma)
 
 
 def _evaluate(game, pi, mu, lam, sigma):
