@@ -485,7 +485,7 @@ def _ternary_layout(fig: go.Figure, title: str | None) -> go.Figure:
 
 
 TERNARY_LAYOUT = dict(ternary=dict(sum=1, aaxis=dict(title="rock"), baxis=dict(title="paper"),
-                                   caxis=dict(title="scissors"), domain=dict(y=[0, 0.86])),
+                                   caxis=dict(title="scissors"), domain=dict(x=[0.12, 0.88], y=[0, 0.86])),
                       margin=dict(l=60, r=60, t=120))
 
 
@@ -622,7 +622,7 @@ def rate_figure(control: bool = False) -> go.Figure:
     """The rate claim's curves: RMD's regularised exploitability (both games, every seed) against
     updates, beside the slope ln(1 + eta lam) of the reconstructed theorem."""
     runs = rate_runs(False, control)
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.05)
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.1)
     theory = np.log1p(RATE_ETA * RATE_LAM)
     for c, (name, (ts, gaps)) in enumerate(runs.items(), start=1):
         for i in range(gaps.shape[1]):
@@ -634,6 +634,7 @@ def rate_figure(control: bool = False) -> go.Figure:
     base_layout(fig, logy=True, height=440, title="RMD (eta = 0.1, lam = 0.5): regularised exploitability "
                                                     "against updates, 5 seeds")
     fig.update_yaxes(range=[-16, 1], row=1)
+    fig.update_yaxes(showticklabels=True, row=1, col=2)  # kept when a phone stacks the panels
     fig.update_xaxes(title_text="updates t (rock-paper-scissors)", row=1, col=1)
     fig.update_xaxes(title_text="updates t (beach bar, skew)", row=1, col=2)
     fig.update_yaxes(title_text="regularised exploitability", row=1, col=1)
