@@ -586,7 +586,9 @@ def bar_slider_figure(variant: str = "skew") -> go.Figure:
 
 def _note_paper(text):
     note = frame_note(text)
-    note["annotations"][0] |= dict(xref="paper", yref="paper", y=1.12)
+    # anchored in pixels above the plot area: a phone stacks the panels into a taller figure, where
+    # a note at a paper height above 1 fell outside the figure
+    note["annotations"][0] |= dict(xref="paper", yref="paper", y=1.0, yanchor="bottom", yshift=12)
     return note
 
 
