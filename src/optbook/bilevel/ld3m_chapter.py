@@ -251,19 +251,19 @@ def claim_distillation(fast: bool = False, control: bool = False) -> Measured:
     return _distillation(fast, control)
 
 
-@claim("26", "Naive backpropagation through DDIM vanishes; the skip keeps the gradient", kind="reproduction",
-       paper="naive backpropagation through the long denoising chain leads to vanishing gradients; the "
-             "linearly decaying skip connection preserves the gradient signal across dozens of timesteps "
-             "(abstract; no number given)",
+@claim("26", "Naive backpropagation through DDIM vanishes; the skip keeps the gradient", kind="identity",
        expect="card's prior (D = 8, 5 modes), L = ||x_out - target||^2, mean over 20 draws, 5 seeds: median "
               "||grad_z|| ratio LD3M / naive >= 10 at S = 10, the ratio larger at S = 50 than at S = 10, and "
-              "the naive norm decreasing in S over S = 10, 25, 50. Reported beside it (referee, not a criterion): "
-              "the start factor sqrt(abar_tauS) (grad_z = sqrt(abar_tauS) dL/dx_tauS exactly without skip) and the "
-              "chain's own gain ||dL/dx_tauS|| / ||dL/dx_out||, which show how much of the vanishing is the chain",
-       control="the sampler without the skip (weights 0) in LD3M's place",
+              "the naive norm decreasing in S over S = 10, 25, 50. Registered first as a reproduction of the "
+              "paper's 'naive backpropagation leads to vanishing gradients' (abstract, no number); the referee "
+              "showed that it holds by construction in this proxy: without the skip grad_z = sqrt(abar_tauS) "
+              "dL/dx_tauS exactly, sqrt(abar_tauS) is 0.016 or less, and ratio x start factor is about 1, so the "
+              "first step's scale meets the criterion whatever the chain does; hence an identity (criterion "
+              "unchanged). Reported beside it: the start factor and the chain's own gain "
+              "||dL/dx_tauS|| / ||dL/dx_out||, which show how little of the vanishing is the chain",
        name="gradient_flow")
-def claim_gradient_flow(fast: bool = False, control: bool = False) -> Measured:
-    return _gradient_flow(fast, control)
+def claim_gradient_flow(fast: bool = False) -> Measured:
+    return _gradient_flow(fast, control=False)
 
 
 def ddim_gaussian_map(steps: int) -> tuple[float, float]:
