@@ -11,6 +11,7 @@ protocol.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +21,7 @@ from ..core.bandits import BanditPolicy
 
 #: MaxUCB's min-max scaler maps every reward seen so far into this range (official code).
 SCALE_LOW, SCALE_HIGH = 0.01, 0.99
+_TINY = 10 * np.finfo(float).eps
 
 
 def minmax_scale(values: np.ndarray, low: float, high: float, feature_range=(SCALE_LOW, SCALE_HIGH)) -> np.ndarray:
@@ -29,7 +31,7 @@ def minmax_scale(values: np.ndarray, low: float, high: float, feature_range=(SCA
     ``MinMaxScaler`` does: every value then maps to ``feature_range[0] + (value - low)``.
     """
     span = high - low
-    if span < 10 * np.finfo(float).eps:
+    if span < _TINY:
         span = 1.0
     a, b = feature_range
     return a + (b - a) * (np.asarray(values, dtype=float) - low) / span
@@ -105,7 +107,7 @@ class _History(BanditPolicy):
         self.history[arm].append(reward)
 
 
-class ThresholdAscent(_History):
+class ThresholdAscent(BanditPolicy):
     """Threshold Ascent (Streeter & Smith 2006), as in the paper's code.
 
     The threshold is the ``s``-th largest reward seen so far (every reward counts while fewer
@@ -123,17 +125,22 @@ class ThresholdAscent(_History):
         self.delta = check_in_range(delta, "delta", 0.0, 1.0, closed=(False, False))
         self.horizon = check_int(horizon, "horizon", minimum=1)
         self.a = math.log(2 * self.n_arms * self.horizon / self.delta)
+        self.sorted_all: list[float] = []
+        self.sorted_arm: list[list[float]] = [[] for _ in range(self.n_arms)]
 
     def _choose(self) -> int:
-        if self.t + 1 > self.s:
-            everything = np.concatenate([np.asarray(h) for h in self.history])
-            threshold = np.partition(everything, everything.size - self.s)[everything.size - self.s]
-            S = np.array([np.count_nonzero(np.asarray(h) >= threshold) for h in self.history], dtype=float)
-        else:
-            S = self.plays.astype(float)
         n = self.plays.astype(float)
+        if self.t + 1 > self.s:
+            threshold = self.sorted_all[-self.s]
+            S = np.array([len(h) - bisect_left(h, threshold) for h in self.sorted_arm], dtype=float)
+        else:
+            S = n
         mu = S / n
         return int(np.argmax(mu + (self.a + np.sqrt(2 * n * mu * self.a + self.a ** 2)) / n))
+
+    def _learn(self, arm: int, reward: float) -> None:
+        insort(self.sorted_all, reward)
+        insort(self.sorted_arm[arm], reward)
 
 
 class QoMaxETC(_History):

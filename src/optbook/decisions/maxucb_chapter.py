@@ -22,13 +22,15 @@ from .maxucb import MaxMedian, MaxUCB, QoMaxETC, RoundRobin, ThresholdAscent, mi
 CLAIM_SEEDS = (0, 1, 2, 3, 4)
 TUNING_SEEDS = (100, 101)
 
-#: Every tunable policy gets a grid of six settings (the paper's code sweeps alpha in 0..2.9).
+#: Every tunable policy gets a grid of eight settings (the paper's code sweeps alpha in 0..2.9).
+#: First registered with six settings each; widened after the first full run put UCB1, QoMax-ETC
+#: and Max-Median on the edges of their grids (tuning panel rule), thresholds unchanged.
 GRIDS = {
-    "MaxUCB": {"alpha": (0.1, 0.25, 0.5, 1.0, 2.0, 3.0)},
-    "UCB1": {"c": (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)},
-    "Threshold Ascent": {"s": (1, 2, 5, 10, 20, 50)},
-    "QoMax-ETC": {"batches": (2, 3, 4), "batch_size": (2, 3)},
-    "Max-Median": {"eps": (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)},
+    "MaxUCB": {"alpha": (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0)},
+    "UCB1": {"c": (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)},
+    "Threshold Ascent": {"s": (1, 2, 5, 10, 20, 50, 100, 200)},
+    "QoMax-ETC": {"batches": (2, 3, 4, 6), "batch_size": (2, 4)},
+    "Max-Median": {"eps": (0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)},
 }
 UNTUNED = ("round-robin", "random")
 BASELINES = ("UCB1", "Threshold Ascent", "QoMax-ETC", "Max-Median", "round-robin", "random")
@@ -225,12 +227,19 @@ METRIC = {"synthetic": "final", "cash": "anytime"}
 
 
 def run_policy(problem: str, method: str, setting: dict, seed: int, runs: int) -> Runs:
-    """``runs`` replays of one policy on ``problem`` ("synthetic" or "cash") for one seed."""
+    """``runs`` replays of one policy on ``problem`` ("synthetic" or "cash") for one seed
+    (cached: the claims, their controls and the figures share runs)."""
     problem = check_choice(problem, "problem", ("synthetic", "cash"))
+    return _run_cached(problem, method, tuple(sorted(setting.items())), check_int(seed, "seed"),
+                       check_int(runs, "runs", minimum=1))
+
+
+@lru_cache(maxsize=4096)
+def _run_cached(problem: str, method: str, setting: tuple, seed: int, runs: int) -> Runs:
     tables, best, horizon = _tables(problem, seed, runs)
     regret, pulls = [], []
     for r, tab in enumerate(tables):
-        pol = make_policy(method, tab.shape[0], horizon, seed * 1000 + r, **setting)
+        pol = make_policy(method, tab.shape[0], horizon, seed * 1000 + r, **dict(setting))
         out = replay(pol, tab, horizon)
         regret.append(out.best_so_far - best)
         pulls.append(out.pulls(tab.shape[0]))
@@ -270,7 +279,7 @@ def best_mean_arm(problem: str) -> int:
 def compare(problem: str, fast: bool = False, control: bool = False) -> dict:
     """MaxUCB (tuned; with the mean in place of the max under ``control``), every tuned baseline
     and the oracle arm on the claim seeds: per-seed scores, mean curves and pull shares."""
-    seeds = CLAIM_SEEDS[:3] if fast else CLAIM_SEEDS
+    seeds = CLAIM_SEEDS
     tuned = tunings(problem, fast)
     metric, runs, arm = METRIC[problem], RUNS[fast], best_arm(problem)
     settings = {"MaxUCB": {**tuned["MaxUCB"].best, "statistic": "mean" if control else "max"},
@@ -309,11 +318,23 @@ def _median(rows: list[dict], key: str) -> float:
               "to prior approaches'). Every tunable policy, MaxUCB included, gets a grid of 6 settings tuned on "
               "held-out seeds 100-101. Precondition: the oracle arm's score <= 0.5 x round-robin's and the best-"
               "maximum class is not the best-mean class (choosing the class matters, and by max, not mean). "
-              "Thresholds fixed before the full run",
+              "Thresholds fixed before the full run. The grids first had 6 settings each; the first full run "
+              "failed (worst ratio 1.005, Max-Median) with UCB1's best c on its grid's edge, so every grid was "
+              "widened to 8 settings; the verdict did not change (worst ratio 1.005 again); thresholds unchanged",
        control="MaxUCB's empirical maximum replaced by the empirical mean (same scaling, bonus and tuned alpha): "
-               "a mean-based UCB, which must miss the criterion")
+               "a mean-based UCB, which must miss the criterion",
+       reproduces=False,
+       diagnosis="A near tie with one baseline, not a failure of the method. (1) The proxy shows the phenomenon: "
+                 "the oracle arm's anytime regret is about a tenth of round-robin's (precondition met) and MaxUCB "
+                 "beats round-robin, random, UCB1, Threshold Ascent and QoMax-ETC by 20-35%. (2) alpha = 0.5, the "
+                 "paper's default, wins MaxUCB's own tuning on held-out seeds. (3) Reduction tests pass: alpha = 0 "
+                 "is greedy on the maximum, and our arm sequence equals the official loop's (30.official_loop). "
+                 "(4) The control (mean instead of max) fails as expected. What misses is the last inequality: "
+                 "tuned Max-Median (eps = 30) matches MaxUCB, median ratio 1.005 with per-seed ratios 0.89-1.10, "
+                 "so 'superior to every prior approach' is not shown on this one small task")
 def claim_cash_replay(fast: bool = False, control: bool = False) -> Measured:
-    out = compare("cash", fast, control)
+    # Fast mode is the full size (about 5 s): the verdict rests on a near tie that fewer runs would flip.
+    out = compare("cash", False, control)
     rows, ratio = out["rows"], out["ratio"]
     tuned_worst = max(ratio[b] for b in GRIDS if b != "MaxUCB")
     values = {"maxucb": _median(rows, "MaxUCB"), "round_robin": _median(rows, "round-robin"),
