@@ -12,11 +12,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+from scipy.stats import beta as beta_dist
 
 from ..claims import Criterion, Measured, claim
 from ..core import Tuning, check_choice, check_int, grid_search
 from ..core.bandits import UCB1, FixedPolicy, RandomPolicy
-from .maxucb import MaxMedian, MaxUCB, QoMaxETC, RoundRobin, ThresholdAscent, minmax_scale, replay
+from ..viz import SliderStep, base_layout, frame_note, slider_figure
+from ..viz.style import color_for, line_style
+from ..widgets import Explorer, Slider
+from .maxucb import SCALE_HIGH, SCALE_LOW, MaxMedian, MaxUCB, QoMaxETC, RoundRobin, ThresholdAscent, replay
 
 #: Seeds the claims are measured on, and the held-out seeds every policy is tuned on.
 CLAIM_SEEDS = (0, 1, 2, 3, 4)
@@ -429,3 +435,228 @@ GLUE_FORMATS = {
     | {k: "{:.2f}" for k in ("ratio_ucb1", "ratio_round_robin", "share_best_arm", "ratio_threshold_ascent",
                              "ratio_qomax", "ratio_max_median", "alpha", "ucb1_share_best_arm")},
 }
+
+
+# ---------------------------------------------------------------- figures
+
+#: One colour, dash and marker per method, the same in every figure.
+METHOD_ORDER = ("MaxUCB", "UCB1", "Threshold Ascent", "QoMax-ETC", "Max-Median", "round-robin", "random", "oracle arm")
+ALPHAS = GRIDS["MaxUCB"]["alpha"]
+RACE_TIMES = (8, 10, 12, 16, 24, 32, 48, 64, 96, 128, 160, 200)
+#: The held-out seed the explorations replay (never a claim seed).
+SHOW_SEED = 100
+
+
+def _style(method: str) -> dict:
+    return line_style(METHOD_ORDER.index(method)) if method in METHOD_ORDER else dict(line=dict(color="grey"))
+
+
+def synthetic_arms_figure() -> go.Figure:
+    """The eight synthetic arms' score densities: arm 0 has the best mean, arm 1 the best maximum."""
+    x = np.linspace(0.0, 1.0, 401)
+    fig = go.Figure()
+    means, tops = synthetic_moments()
+    for i, (off, wid, a, b) in enumerate(SYN_ARMS):
+        pdf = beta_dist.pdf(np.clip((x - off) / wid, 0, 1), a, b) / wid * ((x >= off) & (x <= off + wid))
+        if i in (0, 1):
+            name = f"arm {i}: mean {means[i]:.2f}, max {tops[i]:.2f}"
+            fig.add_trace(go.Scatter(x=x, y=pdf, mode="lines", name=name, **line_style(i, width=3)))
+        else:
+            fig.add_trace(go.Scatter(x=x, y=pdf, mode="lines", name="arms 2-7" if i == 2 else None,
+                                     showlegend=i == 2, legendgroup="rest", line=dict(color="#999", width=1.2)))
+    base_layout(fig, title="Eight bounded arms: the best mean (arm 0) is not the best maximum (arm 1)",
+                xaxis_title="score of one pull (higher is better)", yaxis_title="density", height=400)
+    return fig
+
+
+def pool_figure() -> go.Figure:
+    """Validation error of every random-search configuration, per model class."""
+    pool = cash_pool()
+    fig = go.Figure()
+    for i, name in enumerate(CASH_ARMS):
+        fig.add_trace(go.Box(y=pool.losses[i], name=name, boxpoints="all", jitter=0.4, pointpos=0,
+                             marker=dict(color=color_for(i), size=5), line=dict(color=color_for(i)),
+                             fillcolor="rgba(0,0,0,0)", showlegend=False))
+    base_layout(fig, title="Random search on digits: 40 configurations per model class",
+                yaxis_title="validation error (log scale)", logy=True, height=430)
+    fig.update_xaxes(tickangle=-30)
+    return fig
+
+
+# --- the bonus shapes
+
+
+def _bonus_traces(alpha: float, t: int = SYN_HORIZON) -> list:
+    n = np.arange(1, 101)
+    return [go.Scatter(x=n, y=(alpha * np.log(t) / n) ** 2, mode="lines", name=f"MaxUCB (α ln t / n)²", **_style("MaxUCB")),
+            go.Scatter(x=n, y=np.sqrt(2 * np.log(t) / n), mode="lines", name="UCB1 √(2 ln t / n)", **_style("UCB1")),
+            go.Scatter(x=n, y=np.full(n.size, SCALE_HIGH - SCALE_LOW), mode="lines", name="range of scaled rewards",
+                       line=dict(color="grey", dash="dot"))]
+
+
+def bonus_slider_figure() -> go.Figure:
+    """Exploration bonus against the number of pulls of an arm at t = 200, one frame per alpha."""
+    steps = []
+    for a in ALPHAS:
+        n_small = int(np.ceil(a * np.log(SYN_HORIZON) / 0.1))  # bonus below 0.01 from here on
+        steps.append(SliderStep(f"{a:g}", _bonus_traces(a), frame_note(
+            f"α = {a:g}: MaxUCB's bonus drops below 0.01 after {n_small} pulls;<br>UCB1's stays above 0.3 up to 100")))
+    return slider_figure(steps, slider_label="α", active=ALPHAS.index(0.5), logx=True, logy=True,
+                         title="Exploration bonus at t = 200: MaxUCB's decays like 1/n², UCB1's like 1/√n",
+                         xaxis_title="pulls of the arm n", yaxis_title="bonus (scaled reward units)", height=460)
+
+
+# --- the index race
+
+
+@lru_cache(maxsize=16)
+def race(alpha: float, seed: int = SHOW_SEED, run: int = 0) -> list[dict]:
+    """Snapshots of one MaxUCB run on the synthetic arms at :data:`RACE_TIMES`: scores seen per arm,
+    each arm's maximum and index (in score units), pull counts, and the arm played next."""
+    tab = synthetic_losses(seed, run)
+    pol = MaxUCB(tab.shape[0], alpha=float(alpha))
+    count = np.zeros(tab.shape[0], dtype=int)
+    seen: list[list[float]] = [[] for _ in range(tab.shape[0])]
+    snaps = []
+    for t in range(1, SYN_HORIZON + 1):
+        a = pol.select()
+        score = 1.0 - tab[a, count[a]]
+        count[a] += 1
+        seen[a].append(score)
+        pol.update(a, -tab[a, count[a] - 1])
+        if t in RACE_TIMES:
+            lo, hi = pol.low + 1.0, pol.high + 1.0  # the scaler's range, in score units
+            idx = lo + (pol.index() - SCALE_LOW) * (hi - lo) / (SCALE_HIGH - SCALE_LOW)
+            snaps.append({"t": t, "seen": [list(v) for v in seen], "best": pol.best + 1.0, "index": idx,
+                          "pulls": pol.plays.copy(), "next": pol.select() if t < SYN_HORIZON else None})
+    return snaps
+
+
+def _race_traces(snap: dict) -> list:
+    k = len(snap["seen"])
+    xs, ys = [], []
+    for i, v in enumerate(snap["seen"]):
+        jit = np.random.default_rng([30, 9, i]).uniform(-0.18, 0.18, len(v))
+        xs.extend(i + jit)
+        ys.extend(v)
+    arms = np.arange(k)
+    top = np.minimum(snap["index"], 1.3)
+    return [
+        go.Scatter(x=xs, y=ys, mode="markers", name="scores seen", marker=dict(size=5, color="#999", opacity=0.6)),
+        go.Bar(x=arms, y=top - snap["best"], base=snap["best"], name="optimism: bonus (to the index)",
+               marker=dict(color="rgba(0,114,178,0.25)", line=dict(color="#0072B2", width=1)), width=0.5),
+        go.Scatter(x=arms, y=snap["best"], mode="markers", name="best score so far (max)",
+                   marker=dict(symbol="diamond", size=11, color="#D55E00")),
+        go.Bar(x=arms, y=snap["pulls"], name="pulls", marker=dict(color="#009E73"), xaxis="x2", yaxis="y2",
+               showlegend=False, text=snap["pulls"], textposition="outside"),
+    ]
+
+
+def _race_layout(snap: dict) -> dict:
+    nxt = "-" if snap["next"] is None else f"arm {snap['next']}"
+    return frame_note(f"t = {snap['t']}: next pull {nxt}<br>(largest index; bars above 1.3 are cut)")
+
+
+def _race_axes(fig: go.Figure) -> go.Figure:
+    fig.update_layout(xaxis=dict(domain=[0, 0.62], title="arm", tickmode="linear", dtick=1, range=[-0.6, 7.6]),
+                      yaxis=dict(title="score (higher is better)", range=[0, 1.32]),
+                      xaxis2=dict(domain=[0.72, 1], title="arm", tickmode="linear", dtick=1, anchor="y2",
+                                  range=[-0.6, 7.6]),
+                      yaxis2=dict(title="pulls so far", anchor="x2", range=[0, SYN_HORIZON * 0.8]),
+                      barmode="overlay")
+    return fig
+
+
+def race_slider_figure(alpha: float = 0.5) -> go.Figure:
+    """The index race on one run of the synthetic arms, one frame per time step of :data:`RACE_TIMES`."""
+    snaps = race(float(alpha))
+    steps = [SliderStep(str(s["t"]), _race_traces(s), _race_layout(s)) for s in snaps]
+    fig = slider_figure(steps, slider_label="pulls so far t", active=len(steps) - 1, fixed_axes=False,
+                        title=f"MaxUCB's index race (α = {alpha:g}): maxima, optimism and pulls per arm",
+                        height=500)
+    return _race_axes(fig)
+
+
+def race_figure(t: int = 64, alpha: float = 0.5) -> go.Figure:
+    """The live twin of :func:`race_slider_figure`, with α as a second control."""
+    snap = next(s for s in race(float(alpha)) if s["t"] == int(t))
+    fig = go.Figure(_race_traces(snap), layout=_race_layout(snap))
+    base_layout(fig, title=f"MaxUCB's index race (α = {alpha:g})", height=500)
+    return _race_axes(fig)
+
+
+# --- the alpha slider
+
+
+@lru_cache(maxsize=2)
+def alpha_sweep(problem: str = "synthetic") -> dict:
+    """Mean best-so-far regret curves on the held-out show seed: MaxUCB for every alpha of its grid,
+    and the tuned UCB1, round-robin and the oracle arm as fixed references."""
+    runs = RUNS[False]
+    tuned = tunings(problem)
+    refs = {"UCB1": tuned["UCB1"].best, "round-robin": {}, "oracle arm": {"arm": best_arm(problem)}}
+    out = {"refs": {m: run_policy(problem, m, st, SHOW_SEED, runs) for m, st in refs.items()},
+           "maxucb": {a: run_policy(problem, "MaxUCB", {"alpha": a}, SHOW_SEED, runs) for a in ALPHAS}}
+    return out
+
+
+def _curve(runs: Runs, name: str, style: dict) -> go.Scatter:
+    y = np.maximum(runs.regret.mean(axis=0), 1e-4)
+    return go.Scatter(x=np.arange(1, y.size + 1), y=y, mode="lines", name=name, **style)
+
+
+def _alpha_traces(alpha: float, problem: str = "synthetic") -> list:
+    sw = alpha_sweep(problem)
+    return [_curve(sw["maxucb"][alpha], "MaxUCB", _style("MaxUCB"))] + \
+        [_curve(r, m + (" (tuned)" if m == "UCB1" else ""), _style(m)) for m, r in sw["refs"].items()]
+
+
+def _alpha_note(alpha: float, problem: str = "synthetic") -> dict:
+    r = alpha_sweep(problem)["maxucb"][alpha]
+    share = r.pulls[:, best_arm(problem)].mean() / r.pulls.sum(axis=1).mean()
+    return frame_note(f"α = {alpha:g}: final regret {r.final:.3f},<br>{100 * share:.0f}% of pulls on arm 1")
+
+
+_ALPHA_AXES = dict(xaxis_title="pulls t", yaxis_title="simple regret (mean over 20 runs)", logy=True)
+
+
+def alpha_slider_figure() -> go.Figure:
+    """Mean simple regret against pulls on the synthetic arms, one frame per alpha."""
+    steps = [SliderStep(f"{a:g}", _alpha_traces(a), _alpha_note(a)) for a in ALPHAS]
+    return slider_figure(steps, slider_label="α", active=ALPHAS.index(0.5), height=480,
+                         title="MaxUCB's α: too small locks onto a wrong arm, too large explores like round-robin",
+                         **_ALPHA_AXES)
+
+
+def alpha_figure(alpha: float = 0.5) -> go.Figure:
+    """The live twin of :func:`alpha_slider_figure`."""
+    fig = go.Figure(_alpha_traces(alpha), layout=_alpha_note(alpha))
+    return base_layout(fig, title="MaxUCB's α on the synthetic arms", height=480, **_ALPHA_AXES)
+
+
+# --- the claims' results
+
+
+def curves_figure(details: dict, title: str, yaxis_title: str) -> go.Figure:
+    """Mean best-so-far regret of every method against pulls (averaged over seeds and runs)."""
+    fig = go.Figure()
+    for m in METHOD_ORDER:
+        y = np.maximum(details["curves"][m], 1e-4)
+        name = m if m in UNTUNED or m == "oracle arm" else f"{m} (tuned)"
+        fig.add_trace(go.Scatter(x=np.arange(1, y.size + 1), y=y, mode="lines", name=name, **_style(m)))
+    return base_layout(fig, title=title, xaxis_title="pulls t", yaxis_title=yaxis_title, logy=True, height=480)
+
+
+def pulls_figure(details: dict, labels: tuple, methods=("MaxUCB", "Max-Median", "UCB1", "round-robin")) -> go.Figure:
+    """Mean pulls per arm of a few methods (grouped bars)."""
+    fig = go.Figure([go.Bar(x=list(labels), y=details["pulls"][m], name=m,
+                            marker=dict(color=color_for(METHOD_ORDER.index(m)))) for m in methods])
+    base_layout(fig, title="Where the pulls went (mean over seeds and runs)", yaxis_title="pulls of the arm",
+                height=420)
+    fig.update_xaxes(tickangle=-30)
+    return fig
+
+
+EXPLORER_RACE = Explorer("30", "race", race_figure,
+                         {"t": Slider("pulls so far t", RACE_TIMES, 64, "{:d}"), "alpha": Slider("α", ALPHAS, 0.5)})
+EXPLORER_ALPHA = Explorer("30", "alpha", alpha_figure, {"alpha": Slider("α", ALPHAS, 0.5)})
