@@ -218,11 +218,11 @@ class Runs:
         return float(self.regret[:, self.pulls.shape[1]:].mean())
 
 
-def _tables(problem: str, seed: int, runs: int):
+def _tables(problem: str, seed: int, runs: int, horizon: int):
     if problem == "synthetic":
-        return [synthetic_losses(seed, r) for r in range(runs)], SYN_BEST_LOSS, SYN_HORIZON
+        return [synthetic_losses(seed, r, horizon) for r in range(runs)], SYN_BEST_LOSS
     pool = cash_pool()
-    return [cash_losses(pool, seed, r, CASH_HORIZON) for r in range(runs)], pool.best_loss, CASH_HORIZON
+    return [cash_losses(pool, seed, r, horizon) for r in range(runs)], pool.best_loss
 
 
 #: Runs per seed (each a fresh draw of every arm's trajectory), full and fast.
@@ -232,17 +232,19 @@ RUNS = {False: 20, True: 8}
 METRIC = {"synthetic": "final", "cash": "anytime"}
 
 
-def run_policy(problem: str, method: str, setting: dict, seed: int, runs: int) -> Runs:
-    """``runs`` replays of one policy on ``problem`` ("synthetic" or "cash") for one seed
-    (cached: the claims, their controls and the figures share runs)."""
+def run_policy(problem: str, method: str, setting: dict, seed: int, runs: int, horizon: int | None = None) -> Runs:
+    """``runs`` replays of one policy on ``problem`` ("synthetic" or "cash") for one seed, over
+    ``horizon`` pulls (default: the problem's, 200). Cached: claims, controls and figures share runs."""
     problem = check_choice(problem, "problem", ("synthetic", "cash"))
+    if horizon is None:
+        horizon = SYN_HORIZON if problem == "synthetic" else CASH_HORIZON
     return _run_cached(problem, method, tuple(sorted(setting.items())), check_int(seed, "seed"),
-                       check_int(runs, "runs", minimum=1))
+                       check_int(runs, "runs", minimum=1), check_int(horizon, "horizon", minimum=1))
 
 
 @lru_cache(maxsize=4096)
-def _run_cached(problem: str, method: str, setting: tuple, seed: int, runs: int) -> Runs:
-    tables, best, horizon = _tables(problem, seed, runs)
+def _run_cached(problem: str, method: str, setting: tuple, seed: int, runs: int, horizon: int) -> Runs:
+    tables, best = _tables(problem, seed, runs, horizon)
     regret, pulls = [], []
     for r, tab in enumerate(tables):
         pol = make_policy(method, tab.shape[0], horizon, seed * 1000 + r, **dict(setting))
