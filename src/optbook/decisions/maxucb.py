@@ -195,10 +195,6 @@ class MaxMedian(_History):
         return int(np.argmax(stat))
 
 
-POLICIES = {"MaxUCB": MaxUCB, "round-robin": RoundRobin, "Threshold Ascent": ThresholdAscent,
-            "QoMax-ETC": QoMaxETC, "Max-Median": MaxMedian}
-
-
 # ---------------------------------------------------------------- replay (the paper's protocol)
 
 

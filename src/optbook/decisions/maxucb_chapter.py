@@ -13,7 +13,6 @@ from functools import lru_cache
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 from scipy.stats import beta as beta_dist
 
 from ..claims import Criterion, Measured, claim
@@ -490,7 +489,7 @@ def pool_figure() -> go.Figure:
 
 def _bonus_traces(alpha: float, t: int = SYN_HORIZON) -> list:
     n = np.arange(1, 101)
-    return [go.Scatter(x=n, y=(alpha * np.log(t) / n) ** 2, mode="lines", name=f"MaxUCB (α ln t / n)²", **_style("MaxUCB")),
+    return [go.Scatter(x=n, y=(alpha * np.log(t) / n) ** 2, mode="lines", name="MaxUCB (α ln t / n)²", **_style("MaxUCB")),
             go.Scatter(x=n, y=np.sqrt(2 * np.log(t) / n), mode="lines", name="UCB1 √(2 ln t / n)", **_style("UCB1")),
             go.Scatter(x=n, y=np.full(n.size, SCALE_HIGH - SCALE_LOW), mode="lines", name="range of scaled rewards",
                        line=dict(color="grey", dash="dot"))]
