@@ -19,7 +19,7 @@ from ..claims import Criterion, Measured, claim
 from ..core import Tuning, check_choice, check_int, grid_search
 from ..core.bandits import UCB1, FixedPolicy, RandomPolicy
 from ..viz import SliderStep, base_layout, frame_note, slider_figure
-from ..viz.style import color_for, line_style
+from ..viz.style import PHASE_COLORS, color_for, line_style
 from ..widgets import Explorer, Slider
 from .maxucb import SCALE_HIGH, SCALE_LOW, MaxMedian, MaxUCB, QoMaxETC, RoundRobin, ThresholdAscent, replay
 
@@ -448,6 +448,14 @@ RACE_TIMES = (8, 10, 12, 16, 24, 32, 48, 64, 96, 128, 160, 200)
 SHOW_SEED = 100
 
 
+def _initial_round(fig: go.Figure, k: int) -> go.Figure:
+    """Shade the first phase, one pull per arm (every index policy starts with it)."""
+    fig.add_vrect(x0=0.5, x1=k + 0.5, fillcolor=PHASE_COLORS[0], opacity=0.6, layer="below", line_width=0,
+                  annotation_text="one pull<br>per arm", annotation_position="bottom right",
+                  annotation=dict(font=dict(size=11)))
+    return fig
+
+
 def _style(method: str) -> dict:
     return line_style(METHOD_ORDER.index(method)) if method in METHOD_ORDER else dict(line=dict(color="grey"))
 
@@ -624,15 +632,17 @@ _ALPHA_AXES = dict(xaxis_title="pulls t", yaxis_title="simple regret (mean over 
 def alpha_slider_figure() -> go.Figure:
     """Mean simple regret against pulls on the synthetic arms, one frame per alpha."""
     steps = [SliderStep(f"{a:g}", _alpha_traces(a), _alpha_note(a)) for a in ALPHAS]
-    return slider_figure(steps, slider_label="α", active=ALPHAS.index(0.5), height=480,
-                         title="MaxUCB's α: too small locks onto a wrong arm, too large explores like round-robin",
-                         **_ALPHA_AXES)
+    fig = slider_figure(steps, slider_label="α", active=ALPHAS.index(0.5), height=480,
+                        title="MaxUCB's α: too small locks onto a wrong arm, too large explores like round-robin",
+                        **_ALPHA_AXES)
+    return _initial_round(fig, len(SYN_ARMS))
 
 
 def alpha_figure(alpha: float = 0.5) -> go.Figure:
     """The live twin of :func:`alpha_slider_figure`."""
     fig = go.Figure(_alpha_traces(alpha), layout=_alpha_note(alpha))
-    return base_layout(fig, title="MaxUCB's α on the synthetic arms", height=480, **_ALPHA_AXES)
+    base_layout(fig, title="MaxUCB's α on the synthetic arms", height=480, **_ALPHA_AXES)
+    return _initial_round(fig, len(SYN_ARMS))
 
 
 # --- the claims' results
@@ -645,7 +655,8 @@ def curves_figure(details: dict, title: str, yaxis_title: str) -> go.Figure:
         y = np.maximum(details["curves"][m], 1e-4)
         name = m if m in UNTUNED or m == "oracle arm" else f"{m} (tuned)"
         fig.add_trace(go.Scatter(x=np.arange(1, y.size + 1), y=y, mode="lines", name=name, **_style(m)))
-    return base_layout(fig, title=title, xaxis_title="pulls t", yaxis_title=yaxis_title, logy=True, height=480)
+    base_layout(fig, title=title, xaxis_title="pulls t", yaxis_title=yaxis_title, logy=True, height=480)
+    return _initial_round(fig, len(details["pulls"]["MaxUCB"]))
 
 
 def pulls_figure(details: dict, labels: tuple, methods=("MaxUCB", "Max-Median", "UCB1", "round-robin")) -> go.Figure:
