@@ -103,6 +103,12 @@ def test_max_median_order_statistic_without_exploration():
     assert p.select() == 0
 
 
+def test_max_median_rounds_the_rank_up():
+    # counts 4 and 3, m = 3: arm 0 compares its ceil(4/3) = 2nd largest (0.1), not its maximum
+    p = feed(mu.MaxMedian(2, eps=0.0), [(0, 0.9), (0, 0.1), (0, 0.1), (0, 0.1), (1, 0.5), (1, 0.4), (1, 0.3)])
+    assert p.select() == 1
+
+
 def test_replay_returns_table_entries_in_order_and_refuses_an_exhausted_table():
     table = np.arange(12, dtype=float).reshape(3, 4) / 20
     out = mu.replay(mu.RoundRobin(3), table, 12)
