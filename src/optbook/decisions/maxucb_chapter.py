@@ -329,7 +329,11 @@ def _median(rows: list[dict], key: str) -> float:
               "failed (worst ratio 1.005, Max-Median) with UCB1's best c on its grid's edge, so every grid was "
               "widened to 8 settings; the verdict did not change (worst ratio 1.005 again); thresholds unchanged. "
               "The proxy's search ranges, its eight classes and T were set on the held-out tuning seeds before "
-              "registration",
+              "registration. Disclosed leak (referee): while setting them the author also ran this claim in the "
+              "then fast mode, on claim seeds 0-2 with 8 runs each, which are a subset of the full run's data, and "
+              "all seeds (tuning and claim) replay the same pool of 320 evaluated configurations on one data split; "
+              "so the task design is not independent of the data the verdict rests on, and the ratios to "
+              "round-robin and random may be optimistic",
        control="MaxUCB's empirical maximum replaced by the empirical mean (same scaling, bonus and tuned alpha): "
                "a mean-based UCB, which must miss the criterion",
        reproduces=False,
@@ -340,7 +344,13 @@ def _median(rows: list[dict], key: str) -> float:
                  "is greedy on the maximum, and our arm sequence equals the official loop's (30.official_loop). "
                  "(4) The control (mean instead of max) fails as expected. What misses is the last inequality: "
                  "tuned Max-Median (eps = 30) matches MaxUCB, median ratio 1.005 with per-seed ratios 0.89-1.10, "
-                 "so 'superior to every prior approach' is not shown on this one small task")
+                 "so 'superior to every prior approach' is not shown on this one small task. Two referee checks made "
+                 "after the verdict, which do not change it: with the exploration rate of the paper's code (eps = 1) "
+                 "Max-Median loses clearly (median ratio 0.24 on the claim seeds), so the tie is with a baseline "
+                 "tuned more generously than the paper tunes it; and on 20 further seeds (5-24, 20 runs each) "
+                 "MaxUCB's median ratio to tuned Max-Median is 0.83 (below 1 on 19 of 20 seeds) and at most 0.81 "
+                 "to every other baseline. The registered five seeds landed on a tie within seed-to-seed noise; "
+                 "the pre-registered criterion fails on them and the verdict stays")
 def claim_cash_replay(fast: bool = False, control: bool = False) -> Measured:
     # Fast mode is the full size (about 5 s): the verdict rests on a near tie that fewer runs would flip.
     out = compare("cash", False, control)
@@ -369,8 +379,10 @@ def claim_cash_replay(fast: bool = False, control: bool = False) -> Measured:
        expect="the card's 8 bounded arms (arm 0 best mean 0.825, arm 1 best maximum 0.95), T = 200, 5 seeds x 20 "
               "runs: median over seeds of MaxUCB's mean simple regret divided by tuned UCB1's <= 0.85 and by "
               "round-robin's <= 0.75, and MaxUCB's share of pulls on arm 1 >= 0.5 (the issue's thresholds: a "
-              "15% and a 25% advantage, a majority of pulls). All tunable policies tuned on 6-setting grids on "
-              "held-out seeds 100-101; thresholds fixed before the full run",
+              "15% and a 25% advantage, a majority of pulls). All tunable policies tuned on held-out seeds 100-101, "
+              "first on 6-setting grids; after the first full run put best settings on grid edges, every grid was "
+              "widened to 8 settings, thresholds unchanged. Thresholds fixed before the full "
+              "run",
        control="mean-based UCB in MaxUCB's place (empirical mean instead of maximum): it is drawn to arm 0, whose "
                "maximum is 0.85, and must fail the criterion")
 def claim_max_vs_mean(fast: bool = False, control: bool = False) -> Measured:
