@@ -343,13 +343,14 @@ def _median(rows: list[dict], key: str) -> float:
                  "paper's default, wins MaxUCB's own tuning on held-out seeds. (3) Reduction tests pass: alpha = 0 "
                  "is greedy on the maximum, and our arm sequence equals the official loop's (30.official_loop). "
                  "(4) The control (mean instead of max) fails as expected. What misses is the last inequality: "
-                 "tuned Max-Median (eps = 30) matches MaxUCB, median ratio 1.005 with per-seed ratios 0.89-1.10, "
+                 "tuned Max-Median (eps = 30) matches MaxUCB, median ratio 1.005 with per-seed ratios 0.90-1.10, "
                  "so 'superior to every prior approach' is not shown on this one small task. Two referee checks made "
                  "after the verdict, which do not change it: with the exploration rate of the paper's code (eps = 1) "
                  "Max-Median loses clearly (median ratio 0.24 on the claim seeds), so the tie is with a baseline "
                  "tuned more generously than the paper tunes it; and on 20 further seeds (5-24, 20 runs each) "
                  "MaxUCB's median ratio to tuned Max-Median is 0.83 (below 1 on 19 of 20 seeds) and at most 0.81 "
-                 "to every other baseline. The registered five seeds landed on a tie within seed-to-seed noise; "
+                 "to every other baseline (post_verdict_checks()). The registered five seeds landed on a tie "
+                 "within seed-to-seed noise; "
                  "the pre-registered criterion fails on them and the verdict stays")
 def claim_cash_replay(fast: bool = False, control: bool = False) -> Measured:
     # Fast mode is the full size (about 5 s): the verdict rests on a near tie that fewer runs would flip.
@@ -400,6 +401,28 @@ def claim_max_vs_mean(fast: bool = False, control: bool = False) -> Measured:
                     details=out,
                     summary=f"simple regret {values['maxucb']:.4f} vs UCB1 {values['ucb1']:.4f} and round-robin "
                             f"{values['round_robin']:.4f}; {100 * out['share']:.0f}% of pulls on arm 1")
+
+
+def post_verdict_checks(seeds=tuple(range(5, 25)), runs: int = 20) -> dict:
+    """The referee's checks on cash_replay made after its verdict (not part of the registered
+    protocol, about 30 s): MaxUCB's median ratio of anytime regret to each tuned baseline on
+    further seeds, with the share of seeds below 1, and the ratio to Max-Median run with the
+    exploration rate of the paper's code (eps = 1) on the claim seeds."""
+    runs = check_int(runs, "runs", minimum=1)
+    tuned = tunings("cash", False)
+    alpha = tuned["MaxUCB"].best["alpha"]
+    settings = {b: tuned[b].best if b in tuned else {} for b in BASELINES}
+
+    def score(m, st, s):
+        return run_policy("cash", m, st, s, runs).anytime
+
+    out = {}
+    for b, st in settings.items():
+        r = np.array([score("MaxUCB", {"alpha": alpha}, s) / score(b, st, s) for s in seeds])
+        out[b] = {"median_ratio": float(np.median(r)), "share_below_1": float(np.mean(r < 1))}
+    out["Max-Median (eps = 1)"] = {"median_ratio": float(np.median(
+        [score("MaxUCB", {"alpha": alpha}, s) / score("Max-Median", {"eps": 1.0}, s) for s in CLAIM_SEEDS]))}
+    return out
 
 
 def official_maxucb_arms(losses: np.ndarray, alpha: float, horizon: int) -> np.ndarray:
