@@ -625,7 +625,10 @@ def race_slider_figure(alpha: float = 0.5) -> go.Figure:
 
 def race_figure(t: int = 64, alpha: float = 0.5) -> go.Figure:
     """The live twin of :func:`race_slider_figure`, with α as a second control."""
-    snap = next(s for s in race(float(alpha)) if s["t"] == int(t))
+    t = check_int(t, "t")
+    if t not in RACE_TIMES:
+        raise ValueError(f"t must be one of the snapshot times {tuple(RACE_TIMES)}, got {t}")
+    snap = next(s for s in race(float(alpha)) if s["t"] == t)
     fig = go.Figure(_race_traces(snap), layout=_race_layout(snap))
     base_layout(fig, title=f"MaxUCB's index race (α = {alpha:g})", height=500)
     return _race_axes(fig)
@@ -677,6 +680,8 @@ def alpha_slider_figure() -> go.Figure:
 
 def alpha_figure(alpha: float = 0.5) -> go.Figure:
     """The live twin of :func:`alpha_slider_figure`."""
+    if alpha not in ALPHAS:
+        raise ValueError(f"alpha must be one of the tuning grid's values {tuple(ALPHAS)}, got {alpha!r}")
     fig = go.Figure(_alpha_traces(alpha), layout=_alpha_note(alpha))
     base_layout(fig, title="MaxUCB's α on the synthetic arms", height=480, **_ALPHA_AXES)
     return _initial_round(fig, len(SYN_ARMS))
