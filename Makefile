@@ -71,7 +71,7 @@ page: $(STAMP) $(PLOTLY_JS) _assets/mathjax/tex-chtml.js warm
 	echo "$$out/$$(basename "$${src%.md}").html"
 
 # Part VII's tiny language models, trained once and cached (~/.cache/optbook, or $$OPTBOOK_CACHE)
-# before the chapters that share them run in parallel; a no-op once they are cached.
+# before any chapter or test asks for them (each would otherwise train its own); a no-op once cached.
 warm: $(STAMP)
 	$(BIN)/python -m optbook warm
 

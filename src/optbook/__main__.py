@@ -101,7 +101,7 @@ def _cmd_bench(args) -> int:
 
 
 def _cmd_warm(args) -> int:
-    """Train and cache Part VII's tiny language models before the parallel notebook runs."""
+    """Train and cache Part VII's tiny language models before the chapters and tests that use them."""
     from .core.cache import cache_dir
     from .llm import tinylm
 

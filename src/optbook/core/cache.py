@@ -4,7 +4,7 @@ Part VII trains a tiny language model once and reuses it in several chapters. Th
 ``$OPTBOOK_CACHE`` (default ``~/.cache/optbook``); a file's name carries a hash of everything that
 determines its contents, so a changed setting, corpus or torch version trains afresh instead of
 loading a stale model. Writes are atomic (a temporary file renamed into place), so two processes
-that build the same entry at once (the book's parallel notebook execution) never read half a file.
+that build the same entry at once (two chapters, or a chapter and a test) never read half a file.
 """
 from __future__ import annotations
 

@@ -289,7 +289,7 @@ def specialist(domain: str, *, steps: int = SPECIALIST_STEPS, seed: int = 0) -> 
 
 def warm() -> None:
     """Train and cache the default models (the base and one specialist per domain), so that the
-    book's parallel notebook runs find them instead of each training its own."""
+    chapters and tests that use them find them instead of each paying for the training."""
     pretrained()
     for domain in DOMAINS:
         specialist(domain)
