@@ -29,12 +29,3 @@ def test_method_modules_do_not_pull_plotly():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", f"a method module imports plotly: {out.stdout.strip()[:200]}"
 
-
-def test_test_files_have_unique_names():
-    """pytest imports test files by basename (the test folders are not packages): two files with
-    one name in different folders stop the whole run at collection."""
-    from collections import Counter
-    from pathlib import Path
-
-    names = Counter(p.name for p in Path(__file__).parent.rglob("test_*.py"))
-    assert not [n for n, k in names.items() if k > 1], sorted(n for n, k in names.items() if k > 1)
