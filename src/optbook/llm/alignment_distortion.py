@@ -111,7 +111,7 @@ def bt_reward(P, mu=None, *, tol: float = 1e-13, maxiter: int = 100) -> np.ndarr
 
     Solved by Newton's method with a backtracking line search on the convex loss
     :func:`bt_loss`, with the additive gauge fixed by a mean-zero term; converges to ``tol`` in
-    gradient norm (near-ties need this precision).
+    gradient norm or to machine precision in ``r`` (near-ties need this precision).
     """
     P = _check_P(P)
     m = P.shape[0]
@@ -139,6 +139,8 @@ def bt_reward(P, mu=None, *, tol: float = 1e-13, maxiter: int = 100) -> np.ndarr
         while loss(r - t * step) > f0 - 1e-4 * t * (g @ step) and t > 1e-12:
             t *= 0.5
         r = r - t * step
+        if t * np.linalg.norm(step) <= 1e-15 * (1.0 + np.linalg.norm(r)):
+            break  # at machine precision: the gradient cannot get any smaller
     else:
         raise RuntimeError("bt_reward: Newton's method did not converge (is mu's graph connected?)")
     return r - r.mean()
