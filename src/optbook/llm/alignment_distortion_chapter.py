@@ -12,7 +12,7 @@ from functools import lru_cache
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
-from scipy.special import logit, softmax
+from scipy.special import expit, logit, softmax
 
 from ..claims import Criterion, Measured, claim
 from ..core import check_in_range, check_int, check_positive
@@ -105,10 +105,10 @@ def _adversary_score(x: np.ndarray, K: int, m: int, beta: float, skew: bool) -> 
     """RLHF's distortion on population ``x`` under the adversary's best pair distribution (skew:
     a spanning tree, scored by the exact tree fit) or uniform pairs (RLHF = Borda)."""
     U, w = _unpack(x, K, m)
-    v = average_utility(U, w)
+    v = w @ U  # average_utility and preference_matrix, without their input checks (hot loop)
     if v.max() <= 0:
         return 0.0, -1
-    P = preference_matrix(U, w, beta)
+    P = np.einsum("k,kab->ab", w, expit(beta * (U[:, :, None] - U[:, None, :])))
     if not skew:
         return v.max() / max(v[np.argmax(borda_scores(P))], 1e-12), -1
     L = logit(np.clip(P, 1e-300, 1.0))
@@ -127,12 +127,14 @@ def _tree_arrays(m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return ea, eb, np.stack([A for _, A in trees])
 
 
+@lru_cache(maxsize=32)
 def adversarial_search(seed: int, *, skew: bool = True, steps: int = SEARCH["steps"], beta: float = SEARCH["beta"],
                        m: int = SEARCH["m"], K: int = SEARCH["K"]) -> dict:
     """Hill-climb over populations (``K`` user types' utilities in [0, 1] and weights) to maximise
     RLHF's distortion; with ``skew`` the adversary also picks the pair distribution (a spanning
     tree of comparisons), without it pairs are uniform. Returns the instance, the pair distribution
-    and each method's exact distortion on it (RLHF by :func:`bt_reward`, NLHF by the LP)."""
+    and each method's exact distortion on it (RLHF by :func:`bt_reward`, NLHF by the LP). Cached:
+    the notebook's figure reuses the claim's searches (do not mutate the result)."""
     seed = check_int(seed, "seed")
     steps = check_int(steps, "steps", minimum=1)
     beta = check_positive(beta, "beta")
