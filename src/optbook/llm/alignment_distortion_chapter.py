@@ -352,15 +352,24 @@ _KL_AXES = dict(xaxis_title="KL budget τ (nats, log scale)", yaxis_title="avera
 
 
 def kl_slider_figure() -> go.Figure:
-    steps = [SliderStep(f"{b:g}", _kl_traces(kl_curves(b)), frame_note(_kl_note(b, kl_curves(b)))) for b in KL_BETAS]
+    table = kl_table()
+    steps = [SliderStep(f"{b:g}", _kl_traces(table[b]), frame_note(_kl_note(b, table[b]))) for b in KL_BETAS]
     fig = slider_figure(steps, slider_label="BT temperature β", active=KL_BETAS.index(10.0), logx=True,
                         title="Welfare against the KL budget", height=480, **_KL_AXES)
     fig.update_yaxes(range=[0, 1])
     return fig
 
 
+@lru_cache(maxsize=1)
+def kl_table() -> dict:
+    """:func:`kl_curves` for every slider value, computed once (the live explorer's moves are then
+    look-ups; the static slider figure computes the same table)."""
+    return {b: kl_curves(b) for b in KL_BETAS}
+
+
 def kl_figure(beta: float = 10.0) -> go.Figure:
-    c = kl_curves(float(beta))
+    """Live twin of :func:`kl_slider_figure` (its first call computes the whole table)."""
+    c = kl_table()[float(beta)] if float(beta) in KL_BETAS else kl_curves(float(beta))
     fig = go.Figure(_kl_traces(c), layout=frame_note(_kl_note(float(beta), c)))
     base_layout(fig, title="Welfare against the KL budget", height=480, logx=True, **_KL_AXES)
     fig.update_yaxes(range=[0, 1])
