@@ -298,7 +298,8 @@ def _skew_layout(fig: go.Figure) -> go.Figure:
     base_layout(fig, title="Skewing the pair distribution flips RLHF's pick", xaxis_title="response",
                 yaxis_title="probability / utility", height=480)
     fig.update_layout(barmode="group", yaxis=dict(range=[0, 1.25]),
-                      yaxis2=dict(overlaying="y", side="right", range=[-1.2, 0.6], title="reward r̂", showgrid=False))
+                      yaxis2=dict(overlaying="y", side="right", range=[-1.2, 0.6], dtick=0.3, tickformat=".1f",
+                                  title="reward r̂", showgrid=False))
     return fig
 
 
