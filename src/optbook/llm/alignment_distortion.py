@@ -21,7 +21,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.special import expit, log_expit
 
-from ..core import check_int, check_matrix, check_positive, check_vector
+from ..core import check_in_range, check_int, check_matrix, check_positive, check_vector
 
 __all__ = [
     "preference_matrix", "average_utility", "uniform_pairs", "bt_loss", "bt_reward", "rlhf_policy",
@@ -336,8 +336,6 @@ def two_alternative_instance(beta: float, eps: float, margin: float = 1e-9) -> t
     with ``delta`` the smallest value (plus ``margin``) at which the majority wins the pairwise
     comparison, ``P(b > a) > 1/2``. Returns ``(U, w)``. (Our construction of the ``beta/2`` family.)"""
     beta = check_positive(beta, "beta")
-    from ..core import check_in_range
-
     eps = check_in_range(eps, "eps", 0.0, 0.5)
     target = (0.5 - eps * expit(-beta)) / (1 - eps)  # sigma(beta delta) making P(b > a) = 1/2
     delta = np.log(target / (1 - target)) / beta + margin
