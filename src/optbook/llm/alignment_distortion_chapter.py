@@ -64,7 +64,8 @@ METHODS = ("RLHF/DPO", "NLHF (maximal lottery)")
 
 GLUE_FORMATS = {
     "rlhf_skew": {"median_rlhf": "{:.2f}", "min_rlhf": "{:.2f}", "max_rlhf": "{:.2f}", "half_beta": "{:g}",
-                  "max_nlhf": "{:.2f}", "median_borda": "{:.2f}"},
+                  "max_nlhf": "{:.2f}", "median_borda": "{:.2f}", "median_reward_gap": "{:.1e}",
+                  "survive_1pct_uniform": "{:.0f}"},
     "card_instance": {"rlhf_skewed": "{:.2f}", "rlhf_uniform": "{:.2f}", "nlhf": "{:.2f}"},
 }
 
@@ -182,8 +183,17 @@ def claim_rlhf_skew(fast: bool = False, control: bool = False) -> Measured:
     rl = np.array([r["rlhf"] for r in runs])
     nl = np.array([r["nlhf"] for r in runs])
     half = SEARCH["beta"] / 2
+    # reported, not graded (added after the first full run): how far each instance is from a tie,
+    # and whether RLHF still fails when 1% of the comparisons are drawn uniformly
+    gaps, robust = [], 0
+    for r in runs:
+        rew = np.sort(bt_reward(r["P"], r["mu"]))
+        gaps.append(rew[-1] - rew[-2])
+        mixed = 0.99 * r["mu"] + 0.01 * uniform_pairs(r["v"].size)
+        robust += int(distortion(rlhf_policy(r["P"], mixed), r["v"]) >= half)
     values = {"median_rlhf": np.median(rl), "min_rlhf": rl.min(), "max_rlhf": rl.max(), "half_beta": half,
-              "max_nlhf": nl.max(), "median_borda": np.median([r["borda"] for r in runs])}
+              "max_nlhf": nl.max(), "median_borda": np.median([r["borda"] for r in runs]),
+              "median_reward_gap": np.median(gaps), "survive_1pct_uniform": robust}
     who = "uniform pairs (control)" if control else "adversarial pairs"
     return Measured(values, criteria=[Criterion("median_rlhf", ">=", half), Criterion("max_nlhf", "<=", half)],
                     seeds=seeds, summary=f"{who}: RLHF distortion median {np.median(rl):.2f} "
