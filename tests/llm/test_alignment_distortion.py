@@ -182,6 +182,10 @@ def test_bad_input_names_the_argument():
         ch.card_results(1.5)
     with pytest.raises(ValueError, match="m"):
         ad.uniform_pairs(1)
+    with pytest.raises(ValueError, match="start"):
+        ad.nlhf_kl_penalised(P, np.ones(4) / 4, 0.3, start=np.array([0.5, 0.5, 0.0, 0.0]))
+    with pytest.raises(ValueError, match="p and q"):
+        ad.kl_divergence(np.array([-0.5, 1.5]), np.ones(2) / 2)
 
 
 def test_figures_and_explorers():

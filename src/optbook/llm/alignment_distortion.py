@@ -206,6 +206,8 @@ def distortion(policy, v, best: float | None = None) -> float:
 def kl_divergence(p, q) -> float:
     """``KL(p || q)`` (``inf`` if ``p`` puts mass where ``q`` has none)."""
     p, q = check_vector(p, "p"), check_vector(q, "q", dim=np.size(p))
+    if np.any(p < 0) or np.any(q < 0):
+        raise ValueError("p and q must be non-negative (probability vectors)")
     s = p > 0
     if np.any(q[s] <= 0):
         return np.inf
@@ -273,7 +275,11 @@ def nlhf_kl_penalised(P, ref, lam: float, *, tol: float = 1e-12, maxiter: int = 
     M = P - 0.5  # same equilibrium (constant shift), skew-symmetric payoff
     log_ref = np.log(ref)
     eta = 1.0 / (lam + 2.0)
-    log_pi = log_ref.copy() if start is None else np.log(check_vector(start, "start", dim=ref.size))
+    if start is not None:
+        start = check_vector(start, "start", dim=ref.size)
+        if np.any(start <= 0) or not np.isclose(start.sum(), 1.0, atol=1e-9):
+            raise ValueError("start must be a probability vector with full support")
+    log_pi = log_ref.copy() if start is None else np.log(start / start.sum())
 
     def residual(z):
         y = log_ref + M @ np.exp(z) / lam
