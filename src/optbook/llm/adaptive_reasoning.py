@@ -183,10 +183,10 @@ class StylePolicy:
 
     def log_prob(self, bins: np.ndarray, style: np.ndarray, verb: np.ndarray) -> np.ndarray:
         """log pi(style, verbosity | bin) of each response (the part of a response the policy chooses)."""
-        bins = self._bins(bins)
-        s = 2.0 * np.asarray(style) - 1.0
-        t = 2.0 * np.asarray(verb) - 1.0
-        return _log_sigmoid(s * self.z[bins]) + _log_sigmoid(t * self.v[np.asarray(style)])
+        return self._log_prob(self._bins(bins), np.asarray(style), np.asarray(verb))
+
+    def _log_prob(self, bins: np.ndarray, style: np.ndarray, verb: np.ndarray) -> np.ndarray:
+        return _log_sigmoid((2.0 * style - 1.0) * self.z[bins]) + _log_sigmoid((2.0 * verb - 1.0) * self.v[style])
 
     def copy(self) -> "StylePolicy":
         return StylePolicy(self.z.copy(), self.v.copy())
@@ -387,18 +387,40 @@ def dpo_loss(policy: StylePolicy, reference: StylePolicy, pairs: Pairs, beta: fl
         raise ValueError("pairs must not be empty")
     if policy.n_bins != reference.n_bins:
         raise ValueError("policy and reference must have the same bins")
-    b = pairs.bins
-    h = beta * (policy.log_prob(b, pairs.w_style, pairs.w_verb) - reference.log_prob(b, pairs.w_style, pairs.w_verb)
-                - policy.log_prob(b, pairs.l_style, pairs.l_verb) + reference.log_prob(b, pairs.l_style, pairs.l_verb))
-    w = pairs.weight / pairs.weight.sum()
-    loss = float(w @ -_log_sigmoid(h))
-    coef = -beta * w * _sigmoid(-h)  # d loss / d (log-ratio difference), per pair
-    gz, gv = np.zeros(policy.n_bins), np.zeros(2)
-    for style, verb, sign in ((pairs.w_style, pairs.w_verb, 1.0), (pairs.l_style, pairs.l_verb, -1.0)):
-        s, t = 2.0 * style - 1.0, 2.0 * verb - 1.0
-        gz += np.bincount(b, sign * coef * s * _sigmoid(-s * policy.z[b]), minlength=policy.n_bins)
-        gv += np.bincount(style, sign * coef * t * _sigmoid(-t * policy.v[style]), minlength=2)
-    return loss, gz, gv
+    policy._bins(pairs.bins)
+    return _Batch(pairs, reference).loss_grad(policy, beta)
+
+
+def _log_table(policy: StylePolicy) -> np.ndarray:
+    """log pi(style, verbosity | bin) for every combination, flattened as ``(bin * 2 + style) * 2 + verb``."""
+    lz = np.stack([_log_sigmoid(-policy.z), _log_sigmoid(policy.z)], axis=1)  # [bin, style]
+    lv = np.stack([_log_sigmoid(-policy.v), _log_sigmoid(policy.v)], axis=1)  # [style, verb]
+    return (lz[:, :, None] + lv[None, :, :]).reshape(-1)
+
+
+class _Batch:
+    """A compressed pair set with its flat indices and the reference's log-ratio, fixed in training."""
+
+    def __init__(self, pairs: Pairs, reference: StylePolicy):
+        p = pairs.compress()
+        self.b, self.ws, self.wv, self.ls, self.lv = p.bins, p.w_style, p.w_verb, p.l_style, p.l_verb
+        self.iw = (self.b * 2 + self.ws) * 2 + self.wv
+        self.il = (self.b * 2 + self.ls) * 2 + self.lv
+        self.w = p.weight / p.weight.sum()
+        t = _log_table(reference)
+        self.ref = t[self.iw] - t[self.il]
+
+    def loss_grad(self, policy: StylePolicy, beta: float) -> tuple[float, np.ndarray, np.ndarray]:
+        t = _log_table(policy)
+        h = beta * (t[self.iw] - t[self.il] - self.ref)
+        loss = float(self.w @ -_log_sigmoid(h))
+        coef = -beta * self.w * _sigmoid(-h)  # d loss / d (log-ratio difference), per pair
+        # d log pi / d z[b] = 1{long} - P(long | b): the P(long) terms of winner and loser cancel.
+        gz = np.bincount(self.b, coef * (self.ws - self.ls), minlength=policy.n_bins)
+        pv = _sigmoid(policy.v)
+        gv = (np.bincount(self.ws, coef * (self.wv - pv[self.ws]), minlength=2)
+              - np.bincount(self.ls, coef * (self.lv - pv[self.ls]), minlength=2))
+        return loss, gz, gv
 
 
 def train_dpo(reference: StylePolicy, pairs: Pairs, *, beta: float = 0.1, lr: float = 1.0, steps: int = 300,
@@ -415,11 +437,13 @@ def train_dpo(reference: StylePolicy, pairs: Pairs, *, beta: float = 0.1, lr: fl
     record_every = check_int(record_every, "record_every", minimum=1)
     if len(pairs) == 0:
         raise ValueError("pairs must not be empty")
-    pairs = pairs.compress()
+    beta = check_positive(beta, "beta")
+    reference._bins(pairs.bins)
+    batch = _Batch(pairs, reference)
     policy = reference.copy()
     trace = Trace("DPO", meta={"beta": beta, "lr": lr, "steps": steps, "snapshots": []})
     for it in range(steps + 1):
-        loss, gz, gv = dpo_loss(policy, reference, pairs, beta)
+        loss, gz, gv = batch.loss_grad(policy, beta)
         if it % record_every == 0 or it == steps:
             pv = policy.p_verbose()
             trace.record(objective=loss, grad_norm=float(np.sqrt(gz @ gz + gv @ gv)), step_size=lr, iteration=it,
@@ -428,5 +452,6 @@ def train_dpo(reference: StylePolicy, pairs: Pairs, *, beta: float = 0.1, lr: fl
             trace.meta["snapshots"].append((it, policy.z.copy(), policy.v.copy()))
         if it == steps:
             break
-        policy = StylePolicy(policy.z - lr * gz, policy.v - lr * gv)
+        policy.z = np.clip(policy.z - lr * gz, -LOGIT_CAP, LOGIT_CAP)
+        policy.v = np.clip(policy.v - lr * gv, -LOGIT_CAP, LOGIT_CAP)
     return policy, trace
