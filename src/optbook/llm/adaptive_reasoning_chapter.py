@@ -358,10 +358,12 @@ def training_figure(seed: int = 0) -> go.Figure:
         fig.add_trace(go.Scatter(x=runs[m]["steps"], y=runs[m]["len_ratio"], mode="lines", name=_NAMES[m],
                                  **line_style(i + 3)))
     ada = runs[ADA]
-    p_long_easy = np.array([1 / (1 + np.exp(-z[:1])).mean() for z in ada["z"]])
-    switch = ada["steps"][np.argmax(p_long_easy < 0.5)] if np.any(p_long_easy < 0.5) else ada["steps"][-1]
-    switch = max(int(switch), 10)
-    fig.update_layout(**phase_layout([Phase(0, switch, "style routing"), Phase(switch, STEPS, "pruning done")]))
+    p_verbose = np.array([1 / (1 + np.exp(-v[LONG])) for v in ada["v"]])
+    t_concise = int(ada["steps"][np.argmax(p_verbose < 0.05)])
+    settled = np.abs(ada["len_ratio"] - ada["len_ratio"][-1]) < 0.005
+    t_settled = int(ada["steps"][np.argmax(settled)])
+    fig.update_layout(**phase_layout([Phase(0, t_concise, "concise"), Phase(t_concise, t_settled, "routing the crossing"),
+                                      Phase(t_settled, STEPS, "settled")]))
     fig.add_hline(y=0.5, line=dict(color="grey", dash="dot"))
     return base_layout(fig, title="Reasoning length during preference training (headline world, seed 0)",
                        xaxis_title="DPO step", yaxis_title="mean length / Long-CoT's", height=430)
