@@ -297,12 +297,16 @@ def _frontier_traces(share: float) -> list:
     return traces
 
 
-def _frontier_note(share: float) -> str:
+def _frontier_note(share: float) -> dict:
+    """The frame's numbers, in the empty bottom-right corner (below the merge line)."""
     r = share_sweep(share)
     ll = r["long-only"][1]
-    return (f"{share:.0%} of problems gain nothing from Long-CoT<br>length vs Long-CoT: bi-level "
-            f"{r[ADA][1] / ll:.2f}, group-only {r['group-only DPO'][1] / ll:.2f}, instance-only "
-            f"{r['instance-only DPO'][1] / ll:.2f}<br>accuracy: bi-level {r[ADA][0]:.3f}, Long-CoT {r['long-only'][0]:.3f}")
+    text = (f"{share:.0%} of problems: Long-CoT no help<br>length / Long-CoT: bi-level {r[ADA][1] / ll:.2f}<br>"
+            f"group-only {r['group-only DPO'][1] / ll:.2f}, instance-only {r['instance-only DPO'][1] / ll:.2f}<br>"
+            f"accuracy: bi-level {r[ADA][0]:.3f}<br>Long-CoT {r['long-only'][0]:.3f}")
+    layout = frame_note(text)
+    layout["annotations"][0].update(x=0.99, y=0.01, xanchor="right", yanchor="bottom", align="right")
+    return layout
 
 
 _FRONTIER_AXES = dict(xaxis_title="mean length (tokens)", yaxis_title="expected accuracy")
@@ -310,7 +314,7 @@ _FRONTIER_AXES = dict(xaxis_title="mean length (tokens)", yaxis_title="expected 
 
 def share_slider_figure() -> go.Figure:
     """The accuracy-length plane, one frame per share of easy problems."""
-    steps = [SliderStep(f"{s:.0%}", _frontier_traces(s), frame_note(_frontier_note(s))) for s in SHARES]
+    steps = [SliderStep(f"{s:.0%}", _frontier_traces(s), _frontier_note(s)) for s in SHARES]
     fig = slider_figure(steps, slider_label="share of problems Long-CoT does not help", active=SHARES.index(0.52),
                         title="Accuracy against length: bi-level DPO sits up and to the left", height=520,
                         **_FRONTIER_AXES)
@@ -322,7 +326,7 @@ def share_slider_figure() -> go.Figure:
 def share_figure(share: float = 0.52) -> go.Figure:
     """The live twin of :func:`share_slider_figure`."""
     share = float(share)
-    fig = go.Figure(_frontier_traces(share), layout=frame_note(_frontier_note(share)))
+    fig = go.Figure(_frontier_traces(share), layout=_frontier_note(share))
     base_layout(fig, title="Accuracy against length", height=520, **_FRONTIER_AXES)
     fig.update_xaxes(range=[0, 5200])
     fig.update_yaxes(range=[0.45, 1.0])
