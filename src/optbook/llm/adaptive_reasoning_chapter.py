@@ -23,6 +23,7 @@ from .adaptive_reasoning import (
     StylePolicy,
     build_pairs,
     crossover_difficulty,
+    dpo_loss,
     expected_metrics,
     gain_score,
     merge,
@@ -223,7 +224,6 @@ def claim_uniform_world(fast: bool = False, control: bool = False) -> Measured:
        expect="for seeds 0-4: |DPO loss at the merged reference - log 2| <= 1e-12 and the closed-form accuracy "
               "and length of the merged policy match a 12-sample Monte Carlo estimate within 4 standard errors")
 def claim_dpo_start(fast: bool = False) -> Measured:
-    from .adaptive_reasoning import dpo_loss
     gaps, zs = [], []
     for s in CLAIM_SEEDS[:2] if fast else CLAIM_SEEDS:
         r = data(s, PAPER_EASY_SHARE)
