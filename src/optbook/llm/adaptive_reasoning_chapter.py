@@ -407,8 +407,11 @@ def style_slider_figure() -> go.Figure:
 
 
 def style_figure(step: int = STEPS) -> go.Figure:
-    """The live twin of :func:`style_slider_figure`."""
-    fig = go.Figure(_style_traces(int(step)), layout=frame_note(_style_note(int(step))))
+    """The live twin of :func:`style_slider_figure` (``step``: a DPO step in 0..300)."""
+    step = check_int(step, "step")
+    if step > STEPS:
+        raise ValueError(f"step must be <= {STEPS}, got {step}")
+    fig = go.Figure(_style_traces(step), layout=frame_note(_style_note(step)))
     base_layout(fig, title="Which style the model picks, per difficulty", height=480, **_STYLE_AXES)
     fig.update_yaxes(range=[0, 1.25])
     return fig
