@@ -47,3 +47,11 @@ def test_bad_input():
         ch.data(-1, 0.52)
     with pytest.raises(ValueError, match="k must"):
         ch.gain_figure(k=0)
+
+
+def test_control_fails_on_length_not_on_a_self_comparison():
+    ctrl = ch.claim_length_cut(fast=True, control=True)
+    names = [c.key for c in ctrl.criteria]
+    assert "len_vs_group" not in names  # 1 by construction for group-only itself
+    assert ctrl.values["len_ratio"] > 0.5 and ctrl.values["acc_drop"] <= ch.ACC_TOL
+    assert not ctrl.holds

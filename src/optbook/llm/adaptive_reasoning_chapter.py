@@ -153,11 +153,36 @@ def compare(share: float | None, seeds: tuple[int, ...], fast: bool = False) -> 
     return rows
 
 
+#: A wider grid for the control (added at review, after the registered grid put group-only DPO's
+#: best in its most-trained corner): 30 settings instead of 12, in the control's favour.
+WIDE_BETAS = (0.005, 0.01, 0.02, 0.05, 0.1)
+WIDE_LRS = (30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0)
+
+
+@lru_cache(maxsize=4)
+def wide_group_check(share: float | None) -> dict:
+    """Group-only DPO re-tuned on :data:`WIDE_BETAS` x :data:`WIDE_LRS` (held-out seeds), then
+    measured on the claim seeds beside bi-level DPO at its registered tuning: does a wider grid
+    close the gap?"""
+    m = "group-only DPO"
+    tu = grid_search(m, lambda seed, **st: tuning_score(m, seed, share, **st),
+                     {"beta": WIDE_BETAS, "lr": WIDE_LRS}, TUNING_SEEDS)
+    rows = compare(share, CLAIM_SEEDS, False)
+    group = [run_method(m, s, share, **tu.best) for s in CLAIM_SEEDS]
+    return {"tuning": tu, "best": tu.best, "on_edge": tu.on_edge(),
+            "len_ratio": float(np.median([g["len_ratio"] for g in group])),
+            "len_ratios": [g["len_ratio"] for g in group],
+            "acc_drop": float(np.median([g["acc_drop"] for g in group])),
+            "ada_vs_wide": float(np.median([r[ADA]["length"] / g["length"] for r, g in zip(rows, group)]))}
+
+
 def _claim(share: float | None, len_max: float, fast: bool, control: bool) -> Measured:
     seeds = CLAIM_SEEDS[:3] if fast else CLAIM_SEEDS
     rows = compare(share, seeds, fast)
     method = "group-only DPO" if control else ADA
-    baselines = [m for m in METHODS if m not in (ADA, "long-only")]
+    # The control is compared with the other baselines, never with itself: "shorter than itself"
+    # would fail by construction, not for want of the instance level.
+    baselines = [m for m in METHODS if m not in (ADA, "long-only", method)]
 
     def med(m: str, key: str) -> float:
         return float(np.median([r[m][key] for r in rows]))
@@ -176,8 +201,11 @@ def _claim(share: float | None, len_max: float, fast: bool, control: bool) -> Me
               "group_len_ratio": med("group-only DPO", "len_ratio"),
               "instance_len_ratio": med("instance-only DPO", "len_ratio"), "merged_len_ratio": med("merged", "len_ratio")}
     who = "group-only DPO (control)" if control else "bi-level DPO"
-    return Measured(values, criteria=[Criterion("acc_drop", "<=", ACC_TOL), Criterion("len_ratio", "<=", len_max),
-                                      Criterion("len_vs_group", "<", 1.0), Criterion("len_vs_best_baseline", "<", 1.0)],
+    criteria = [Criterion("acc_drop", "<=", ACC_TOL), Criterion("len_ratio", "<=", len_max),
+                Criterion("len_vs_best_baseline", "<", 1.0)]
+    if not control:  # for the control this ratio is 1 by construction; its verdict rests on the others
+        criteria.insert(2, Criterion("len_vs_group", "<", 1.0))
+    return Measured(values, criteria=criteria,
                     seeds=seeds, precondition=bool(values["acc_long"] - values["acc_short"] > ACC_TOL),
                     summary=f"{who}: length {values['len_ratio']:.2f} x Long-CoT, accuracy "
                             f"{-values['acc_drop']:+.3f} (median of {len(seeds)} seeds)",
@@ -203,7 +231,9 @@ _CRITERION = ("median over seeds 0-4 (300 training problems, K = 12 samples per 
               "7% a loss). " + _CRITERION.format(len_max=0.5) + " Thresholds are the paper's (>50% cut, within "
               "2 points); registered before the full run.",
        control="group-level-only DPO (the instance-level pairs dropped) in bi-level DPO's place: it must fail "
-               "'strictly shorter than group-only at equal accuracy'")
+               "the length criteria at equal accuracy (the self-comparison 'shorter than group-only', 1 by "
+               "construction, is left out of the control's criteria, and it is compared with the other baselines "
+               "only; amended at review)")
 def claim_length_cut(fast: bool = False, control: bool = False) -> Measured:
     return _claim(PAPER_EASY_SHARE, 0.5, fast, control)
 
@@ -214,7 +244,8 @@ def claim_length_cut(fast: bool = False, control: bool = False) -> Measured:
              "datasets: 52%); the issue's prototype thresholds for a uniform difficulty",
        expect="toy world with uniform difficulty (15% of problems gain nothing from Long-CoT). "
               + _CRITERION.format(len_max=0.7) + " The 0.7 is the issue's threshold; registered before the full run.",
-       control="group-level-only DPO in bi-level DPO's place: it must fail 'strictly shorter than group-only'")
+       control="group-level-only DPO in bi-level DPO's place: it must fail the length criteria at equal accuracy "
+               "(its self-comparison, 1 by construction, left out; amended at review)")
 def claim_uniform_world(fast: bool = False, control: bool = False) -> Measured:
     return _claim(None, 0.7, fast, control)
 
