@@ -129,6 +129,42 @@ def feedback_scores(feedback: str, labels=None, n_prompts: int | None = None) ->
     return np.divide(0.5 * c, scale, out=np.zeros_like(c), where=scale > 0)
 
 
+# --------------------------------------------------------------------------- the decomposition
+
+
+def _population_args(r, mu, prefs):
+    r = np.asarray(r, dtype=float)
+    mu = np.asarray(mu, dtype=float)
+    p = np.asarray(prefs, dtype=float)
+    if r.ndim != 1 or r.size < 2 or not np.all(np.isfinite(r)):
+        raise ValueError("r must be a finite vector of at least two implicit rewards")
+    if mu.shape != r.shape or np.any(mu < 0) or not np.isclose(mu.sum(), 1.0):
+        raise ValueError(f"mu must be a probability vector of length {r.size}")
+    if p.shape != (r.size, r.size):
+        raise ValueError(f"prefs must be ({r.size}, {r.size})")
+    preference_scores(p[None])   # validates p_ij + p_ji = 1
+    return r, mu, p
+
+
+def dpo_population_loss(r, mu, prefs) -> float:
+    """DPO's population loss E_{y1, y2 ~ mu}[-p log sigmoid(r1 - r2) - (1 - p) log sigmoid(r2 - r1)]
+    for implicit rewards ``r`` of K responses, sampling law ``mu`` and preferences ``prefs`` (K, K)."""
+    r, mu, p = _population_args(r, mu, prefs)
+    d = r[:, None] - r[None, :]
+    return float(mu @ (p * softplus(-d) + (1 - p) * softplus(d)) @ mu)
+
+
+def decomposed_loss(r, mu, prefs) -> float:
+    """The decomposition of DPO's population loss: 2 (optimiser + regulariser) + log 2 with
+    optimiser -E_mu[s(y) r(y)] and regulariser 1/2 E_{y1, y2 ~ mu} KL_1/2(r1 - r2), where
+    s(y) = E_{y' ~ mu}[p(y > y')] - 1/2. Equal to :func:`dpo_population_loss` (Theorem; our
+    derivation, exact)."""
+    r, mu, p = _population_args(r, mu, prefs)
+    s = p @ mu - 0.5
+    reg = 0.5 * mu @ kl_half(r[:, None] - r[None, :]) @ mu
+    return float(2.0 * (-(mu * s) @ r + reg) + LOG2)
+
+
 # --------------------------------------------------------------------------- losses (numpy)
 
 
@@ -355,19 +391,23 @@ def card_problem(jitter: float = 0.0, rng: RngLike = None) -> FeatureProblem:
 
 
 def random_problem(n_prompts: int = 200, K: int = 8, d: int = 6, *, feedback: str = "pairwise",
-                   rng: RngLike = None) -> tuple[FeatureProblem, np.ndarray]:
+                   rng: RngLike = None, w=None) -> tuple[FeatureProblem, np.ndarray]:
     """Random prompts for the extension: K responses per prompt with N(0, I_d) features and a
     hidden linear reward r*(x, y) = w* . phi(x, y), |w*| = 2. Pairwise data: two responses drawn
     at random, the chosen one by a Bradley-Terry draw on r*; binary: one response labelled by
     a Bernoulli(sigmoid(r*)) draw; scalar: three responses rated r* plus N(0, 0.25) noise.
-    Returns the problem and w*."""
+    ``w`` fixes w* (held-out prompts of the same task). Returns the problem and w*."""
     n = check_int(n_prompts, "n_prompts", minimum=1)
     K = check_int(K, "K", minimum=3)
     d = check_int(d, "d", minimum=1)
     check_choice(feedback, "feedback", FEEDBACK)
     g = as_rng(rng)
-    w = g.standard_normal(d)
-    w *= 2.0 / np.linalg.norm(w)
+    if w is None:
+        w = g.standard_normal(d)
+        w *= 2.0 / np.linalg.norm(w)
+    w = np.asarray(w, dtype=float)
+    if w.shape != (d,) or not np.all(np.isfinite(w)):
+        raise ValueError(f"w must be a finite vector of length d={d}")
     phi = g.standard_normal((n, K, d))
     m = {"pairwise": 2, "binary": 1, "scalar": 3}[feedback]
     obs = np.argsort(g.random((n, K)), axis=1)[:, :m]
