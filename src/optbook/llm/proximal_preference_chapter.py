@@ -433,7 +433,7 @@ def _curve_traces(alpha: float) -> list:
         for k, (what, y) in enumerate((("log pi(y_w)", lp[:, 0]), ("log pi(y_l)", lp[:, 1]),
                                        ("log unseen mass", unseen))):
             out.append(go.Scatter(x=run["steps"], y=y, mode="lines", name=f"{name}: {what}",
-                                  line=dict(color=color_for(k), width=2.5, dash="dash" if j == 0 else None)))
+                                  line=dict(color=color_for(k), width=2.5, dash="dash" if j == 0 else "solid")))
     return out
 
 
@@ -488,7 +488,7 @@ def lm_figure(seed: int = 0) -> go.Figure:
         for k, what in enumerate(("chosen", "rejected")):
             fig.add_trace(go.Scatter(x=np.arange(len(r[what])), y=r[what], mode="lines+markers",
                                      name=f"{m}: log pi({'y_w' if k == 0 else 'y_l'})",
-                                     line=dict(color=color_for(k), width=2.5, dash="dash" if j == 0 else None)))
+                                     line=dict(color=color_for(k), width=2.5, dash="dash" if j == 0 else "solid")))
     fig.add_hline(y=0, line=dict(color="#888", dash="dot"))
     return _layout(fig, title="Tiny LM: DPO (dashed) pushes both continuations down, PRO (solid) lifts the chosen",
                    xaxis_title="Adam step", yaxis_title="mean change of log-likelihood (nats per continuation)")
