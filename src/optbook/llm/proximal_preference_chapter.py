@@ -230,7 +230,7 @@ def lm_run(method: str, seed: int, steps: int = LM_STEPS) -> dict:
 GLUE_FORMATS = {
     "likelihood_pinned": {"pro_dlogp_w": "{:+.3f}", "dpo_dlogp_w": "{:+.3f}", "pro_acc_gap": "{:+.3f}",
                           "pro_acc": "{:.3f}", "dpo_acc": "{:.3f}", "pro_dlogp_w_min": "{:+.3f}",
-                          "dpo_dlogp_w_max": "{:+.3f}"},
+                          "dpo_dlogp_w_max": "{:+.3f}", "pro_reward_gain": "{:+.2f}", "dpo_reward_gain": "{:+.2f}"},
     "card_toy": {"pro_chosen_ratio": "{:.2f}", "pro_ood_max": "{:.2f}", "dpo_chosen_ratio": "{:.1e}",
                  "dpo_ood_min": "{:.3f}", "pro_pref_kept": "{:.0%}"},
     "lm_likelihood": {"pro_dlogp_w": "{:+.1f}", "dpo_dlogp_w": "{:+.1f}", "pro_margin": "{:.1f}",
@@ -447,8 +447,9 @@ def curves_slider_figure() -> go.Figure:
     return fig
 
 
+@lru_cache(maxsize=32)
 def explorer_figure(alpha: float = 1.0, view: str = "simplex") -> go.Figure:
-    """The live twin: one alpha, either view."""
+    """The live twin: one alpha, either view (cached: a figure per grid point, built once)."""
     check_choice(view, "view", ("simplex", "curves"))
     if view == "simplex":
         fig = go.Figure(_toy_traces(alpha))
