@@ -189,3 +189,16 @@ def test_bad_input():
         pp.random_problem(3, d=2, w=[1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="logp"):
         pp.pro_loss_torch(torch.zeros(2, 2), torch.zeros(2, 3), torch.zeros(2, 2))
+
+
+def test_validate_flag_is_local_and_changes_no_number():
+    """train_toy skips the per-step checks by an explicit argument, not module state: the
+    unchecked losses equal the checked ones, and checks stay on around (and after) a run."""
+    p, _ = pp.random_problem(20, rng=3)
+    lp, ref = p.log_policy(np.full(p.dim, 0.3)), p.log_policy(np.zeros(p.dim))
+    for method, hp in (("PRO", {"alpha": 1.0}), ("DPO", {}), ("IPO", {}), ("DPO+NLL", {"lam": 0.3}), ("SFT", {})):
+        on, off = pp.toy_loss(p, lp, ref, method, **hp), pp.toy_loss(p, lp, ref, method, validate=False, **hp)
+        assert on.value == off.value and np.array_equal(on.grad, off.grad)
+    pp.train_toy(p, "PRO", steps=3, record_every=3, alpha=1.0)
+    with pytest.raises(ValueError, match="logp"):
+        pp.dpo_loss(np.ones((2, 2)), np.zeros((2, 2)))

@@ -30,12 +30,11 @@ METHODS = ("PRO", "DPO", "IPO", "DPO+NLL", "KTO", "SFT")
 # --------------------------------------------------------------------------- checks
 
 
-_TRUSTED = False   # set inside train_toy, whose inputs come from a log-softmax: skip re-validation
-
-
-def _as_logp(x, name: str, m: int | None = None) -> np.ndarray:
+def _as_logp(x, name: str, m: int | None = None, validate: bool = True) -> np.ndarray:
+    """``x`` as a float array of log-probabilities; ``validate=False`` (train_toy's inner loop, whose
+    inputs come from a log-softmax) skips the checks."""
     a = np.asarray(x, dtype=float)
-    if _TRUSTED:
+    if not validate:
         return a
     if a.ndim != 2 or a.shape[0] == 0 or a.shape[1] == 0:
         raise ValueError(f"{name} must be a non-empty (prompts, responses) array, got shape {a.shape}")
@@ -46,8 +45,8 @@ def _as_logp(x, name: str, m: int | None = None) -> np.ndarray:
     return np.minimum(a, 0.0)
 
 
-def _same(a: np.ndarray, b, name: str) -> np.ndarray:
-    b = _as_logp(b, name)
+def _same(a: np.ndarray, b, name: str, validate: bool = True) -> np.ndarray:
+    b = _as_logp(b, name, validate=validate)
     if b.shape != a.shape:
         raise ValueError(f"{name} must have shape {a.shape}, got {b.shape}")
     return b
@@ -85,10 +84,10 @@ def log1mexp(x):
         return np.where(x > -LOG2, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
 
 
-def hyper_logmass(logp) -> np.ndarray:
+def hyper_logmass(logp, *, validate: bool = True) -> np.ndarray:
     """log pi(hyper-response) = log(1 - sum of the observed responses' probabilities), per prompt
     (the hyper-response lumps every unseen response of the prompt together)."""
-    a = _as_logp(logp, "logp")
+    a = _as_logp(logp, "logp", validate=validate)
     top = a.max(axis=1, keepdims=True)
     lse = (top + np.log(np.exp(a - top).sum(axis=1, keepdims=True)))[:, 0]
     return log1mexp(lse)
@@ -181,7 +180,8 @@ class LossValue:
     grad: np.ndarray
 
 
-def pro_loss(logp, logp_ref, scores, *, beta: float = 1.0, alpha: float = 1.0, hyper=True) -> LossValue:
+def pro_loss(logp, logp_ref, scores, *, beta: float = 1.0, alpha: float = 1.0, hyper=True,
+             validate: bool = True) -> LossValue:
     """PRO's loss (reconstructed), averaged over prompts, with mu-hat uniform on the m observed
     responses of each prompt:
 
@@ -190,10 +190,11 @@ def pro_loss(logp, logp_ref, scores, *, beta: float = 1.0, alpha: float = 1.0, h
     with r(y) = beta (logp - logp_ref) and r_hyper the hyper-response's reward (its log-mass from
     :func:`hyper_logmass`, for the policy and the reference). ``hyper`` (bool or per-prompt bools)
     says whether unseen responses exist; where not, the hyper term is skipped. With alpha = 0 and
-    pairwise scores this is (DPO's loss - log 2) / 2 exactly.
+    pairwise scores this is (DPO's loss - log 2) / 2 exactly. ``validate=False`` skips the checks
+    of ``logp`` and ``logp_ref`` (for callers whose inputs come from a log-softmax).
     """
-    a = _as_logp(logp, "logp")
-    b = _same(a, logp_ref, "logp_ref")
+    a = _as_logp(logp, "logp", validate=validate)
+    b = _same(a, logp_ref, "logp_ref", validate)
     s = np.asarray(scores, dtype=float)
     if s.shape != a.shape or not np.all(np.isfinite(s)):
         raise ValueError(f"scores must be finite with shape {a.shape}, got {s.shape}")
@@ -210,7 +211,7 @@ def pro_loss(logp, logp_ref, scores, *, beta: float = 1.0, alpha: float = 1.0, h
     total = opt + reg
     mask = np.broadcast_to(np.asarray(hyper, dtype=bool), (n,))
     if alpha > 0 and mask.any():
-        h, h_ref = hyper_logmass(a[mask]), hyper_logmass(b[mask])
+        h, h_ref = hyper_logmass(a[mask], validate=validate), hyper_logmass(b[mask], validate=validate)
         ok = np.isfinite(h) & np.isfinite(h_ref)
         idx = np.flatnonzero(mask)[ok]
         h, h_ref = h[ok], h_ref[ok]
@@ -223,10 +224,10 @@ def pro_loss(logp, logp_ref, scores, *, beta: float = 1.0, alpha: float = 1.0, h
     return LossValue(float(total.mean()), grad / n)
 
 
-def dpo_loss(logp, logp_ref, *, beta: float = 1.0) -> LossValue:
+def dpo_loss(logp, logp_ref, *, beta: float = 1.0, validate: bool = True) -> LossValue:
     """DPO: -log sigmoid(r(y_w) - r(y_l)), columns (chosen, rejected)."""
-    a = _as_logp(logp, "logp", 2)
-    b = _same(a, logp_ref, "logp_ref")
+    a = _as_logp(logp, "logp", 2, validate)
+    b = _same(a, logp_ref, "logp_ref", validate)
     beta = check_positive(beta, "beta")
     r = beta * (a - b)
     d = r[:, 0] - r[:, 1]
@@ -234,10 +235,10 @@ def dpo_loss(logp, logp_ref, *, beta: float = 1.0) -> LossValue:
     return LossValue(float(softplus(-d).mean()), np.stack([g, -g], axis=1) / len(a))
 
 
-def ipo_loss(logp, logp_ref, *, tau: float = 0.1) -> LossValue:
+def ipo_loss(logp, logp_ref, *, tau: float = 0.1, validate: bool = True) -> LossValue:
     """IPO (Azar et al.): (h - 1/(2 tau))^2 with h the log-ratio margin."""
-    a = _as_logp(logp, "logp", 2)
-    b = _same(a, logp_ref, "logp_ref")
+    a = _as_logp(logp, "logp", 2, validate)
+    b = _same(a, logp_ref, "logp_ref", validate)
     tau = check_positive(tau, "tau")
     h = (a[:, 0] - b[:, 0]) - (a[:, 1] - b[:, 1])
     e = h - 0.5 / tau
@@ -245,9 +246,9 @@ def ipo_loss(logp, logp_ref, *, tau: float = 0.1) -> LossValue:
     return LossValue(float((e ** 2).mean()), np.stack([g, -g], axis=1) / len(a))
 
 
-def dpo_nll_loss(logp, logp_ref, *, beta: float = 1.0, lam: float = 1.0) -> LossValue:
+def dpo_nll_loss(logp, logp_ref, *, beta: float = 1.0, lam: float = 1.0, validate: bool = True) -> LossValue:
     """DPO plus lam times the chosen response's negative log-likelihood (RPO/DPOP-style fix)."""
-    out = dpo_loss(logp, logp_ref, beta=beta)
+    out = dpo_loss(logp, logp_ref, beta=beta, validate=validate)
     lam = check_positive(lam, "lam", allow_zero=True)
     a = np.asarray(logp, dtype=float)
     out.grad[:, 0] -= lam / len(a)
@@ -255,12 +256,12 @@ def dpo_nll_loss(logp, logp_ref, *, beta: float = 1.0, lam: float = 1.0) -> Loss
 
 
 def kto_loss(logp, logp_ref, labels, *, beta: float = 1.0, z0=0.0, lam_d: float = 1.0,
-             lam_u: float = 1.0) -> LossValue:
+             lam_u: float = 1.0, validate: bool = True) -> LossValue:
     """KTO (Ethayarajh et al.) on binary feedback: lam_D (1 - sigmoid(beta (r - z0))) for a
     desirable response, lam_U (1 - sigmoid(beta (z0 - r))) for an undesirable one, r the log-ratio
     and z0 a (detached) estimate of KL(pi || pi_ref) per prompt."""
-    a = _as_logp(logp, "logp")
-    b = _same(a, logp_ref, "logp_ref")
+    a = _as_logp(logp, "logp", validate=validate)
+    b = _same(a, logp_ref, "logp_ref", validate)
     y = np.asarray(labels, dtype=float)
     if y.shape != a.shape or not np.all((y == 0) | (y == 1)):
         raise ValueError(f"labels must be 0/1 with shape {a.shape}")
@@ -275,9 +276,9 @@ def kto_loss(logp, logp_ref, labels, *, beta: float = 1.0, z0=0.0, lam_d: float 
     return LossValue(float(val.sum(axis=1).mean()), grad / len(a))
 
 
-def sft_loss(logp, logp_ref=None) -> LossValue:
+def sft_loss(logp, logp_ref=None, *, validate: bool = True) -> LossValue:
     """Supervised fine-tuning on the chosen response only: -log pi(y_w)."""
-    a = _as_logp(logp, "logp")
+    a = _as_logp(logp, "logp", validate=validate)
     g = np.zeros_like(a)
     g[:, 0] = -1.0 / len(a)
     return LossValue(float(-a[:, 0].mean()), g)
@@ -428,24 +429,25 @@ def random_problem(n_prompts: int = 200, K: int = 8, d: int = 6, *, feedback: st
     return FeatureProblem(phi, obs, feedback, labels), w
 
 
-def toy_loss(problem: FeatureProblem, logpi: np.ndarray, logpi_ref: np.ndarray, method: str,
-             **hp) -> LossValue:
+def toy_loss(problem: FeatureProblem, logpi: np.ndarray, logpi_ref: np.ndarray, method: str, *,
+             validate: bool = True, **hp) -> LossValue:
     """The loss of ``method`` on the observed responses of ``problem`` at log-policy ``logpi``.
     Hyperparameters: PRO (beta, alpha), DPO (beta), IPO (tau), DPO+NLL (beta, lam), KTO (beta;
-    z0 is the exact KL(pi || pi_ref) per prompt, detached), SFT (none)."""
+    z0 is the exact KL(pi || pi_ref) per prompt, detached), SFT (none). ``validate=False`` skips
+    the checks of the log-probabilities (train_toy's inner loop; they come from a log-softmax)."""
     check_choice(method, "method", METHODS)
     a, b = problem.observed_logp(logpi), problem.observed_logp(logpi_ref)
     if method == "PRO":
-        return pro_loss(a, b, problem.scores, hyper=problem.has_hyper, **hp)
+        return pro_loss(a, b, problem.scores, hyper=problem.has_hyper, validate=validate, **hp)
     if method == "KTO":
         if problem.feedback != "binary":
             raise ValueError("KTO needs binary feedback")
         z0 = np.maximum((np.exp(logpi) * (logpi - logpi_ref)).sum(axis=1), 0.0)
-        return kto_loss(a, b, problem.labels, z0=z0, **hp)
+        return kto_loss(a, b, problem.labels, z0=z0, validate=validate, **hp)
     if problem.feedback != "pairwise":
         raise ValueError(f"{method} needs pairwise feedback")
     fn = {"DPO": dpo_loss, "IPO": ipo_loss, "DPO+NLL": dpo_nll_loss, "SFT": sft_loss}[method]
-    return fn(a, b, **hp)
+    return fn(a, b, validate=validate, **hp)
 
 
 def train_toy(problem: FeatureProblem, method: str, *, steps: int = 3000, lr: float = 0.1,
@@ -462,18 +464,13 @@ def train_toy(problem: FeatureProblem, method: str, *, steps: int = 3000, lr: fl
     ref = problem.log_policy(theta)
     rec_steps, rec = [0], [ref]
     toy_loss(problem, ref, ref, method, **hp)          # validates the method and its hyperparameters once
-    global _TRUSTED
-    _TRUSTED = True
-    try:
-        for t in range(1, steps + 1):
-            lp = problem.log_policy(theta)
-            out = toy_loss(problem, lp, ref, method, **hp)
-            theta = theta - lr * problem.chain(lp, out.grad)
-            if t % record_every == 0 or t == steps:
-                rec_steps.append(t)
-                rec.append(problem.log_policy(theta))
-    finally:
-        _TRUSTED = False
+    for t in range(1, steps + 1):
+        lp = problem.log_policy(theta)                  # a log-softmax: no need to re-check it each step
+        out = toy_loss(problem, lp, ref, method, validate=False, **hp)
+        theta = theta - lr * problem.chain(lp, out.grad)
+        if t % record_every == 0 or t == steps:
+            rec_steps.append(t)
+            rec.append(problem.log_policy(theta))
     if not np.all(np.isfinite(theta)):
         raise FloatingPointError(f"{method} diverged (lr={lr})")
     return {"theta": theta, "logpi_ref": ref, "steps": np.array(rec_steps), "logpi": np.array(rec)}
