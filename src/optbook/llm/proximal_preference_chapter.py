@@ -104,7 +104,16 @@ def ext_run(method: str, seed: int, steps: int = EXT_STEPS, feedback: str = "pai
     prompts), ``unseen`` (mean mass on responses absent from the data)."""
     check_choice(method, "method", pp.METHODS)
     train, held, w = ext_data(seed, feedback)
-    lr = hp.pop("lr", IPO_LR if method == "IPO" else EXT_LR)
+    if "lr" in hp:
+        lr = hp.pop("lr")
+    elif method == "IPO":
+        lr = IPO_LR
+    elif method == "DPO":
+        # DPO's loss depends on beta theta only: a step EXT_LR / beta^2 gives every beta the same path
+        # of beta theta (a fixed step made beta = 3 oscillate; the referee's fix, after the full run)
+        lr = EXT_LR / hp.get("beta", 1.0) ** 2
+    else:
+        lr = EXT_LR
     run = pp.train_toy(train, method, steps=steps, lr=lr, record_every=steps, **hp)
     lp, ref, theta = run["logpi"][-1], run["logpi_ref"], run["theta"]
     d = train.observed_logp(lp) - train.observed_logp(ref)
@@ -259,7 +268,17 @@ GLUE_FORMATS = {
                  "(DPO - log 2)/2 to 1e-12 (tested); (4) the control (DPO) fails the criterion. Why: in this "
                  "well-specified proxy DPO's loss is the maximum-likelihood fit of the Bradley-Terry model that made "
                  "the labels, so an extra anchor can only bias theta's direction; the proxy has no harmful unseen "
-                 "responses for underdetermination to reach, which is where the paper's gains come from.",
+                 "responses for underdetermination to reach, which is where the paper's gains come from. "
+                 "Referee's notes (after the full run; verdict and thresholds kept): the miss is about 1.5 binomial "
+                 "standard errors of one seed's accuracy, a near miss. 'Inconclusive' does not apply as registered: "
+                 "the precondition (tuned DPO's chosen likelihood falls) holds, and the accuracy half is testable here "
+                 "and robust to DPO's beta (DPO's accuracy depends on beta theta only, so every beta gives the same "
+                 "accuracy once the step is scaled as 1/beta^2; the first registration's fixed step made beta = 3 "
+                 "oscillate, now fixed, with the same tuned setting beta = 1 by the registered tie-break). But the "
+                 "likelihood half's precondition is fragile: at beta = 3 DPO reaches the same accuracy and does not "
+                 "lower log pi(y_w) (glued in the text), so this proxy shows underdetermination only for DPO's "
+                 "smaller betas. An alpha below the registered grid would narrow the accuracy gap (seen after the "
+                 "run, not used).",
        name="likelihood_pinned")
 def claim_likelihood_pinned(fast: bool = False, control: bool = False) -> Measured:
     seeds = FAST_SEEDS if fast else CLAIM_SEEDS
@@ -319,7 +338,12 @@ def claim_card_toy(fast: bool = False, control: bool = False) -> Measured:
               "continuation from elsewhere rejected), Adam lr 5e-3 for 20 steps, beta = 0.1, 3 seeds (one run "
               "takes ~2 s; 3 seeds as the protocol allows for the LM): the median over seeds of PRO's (alpha = 1) "
               "mean change of log pi(y_w) is >= 0 nats and its mean margin log-ratio(y_w) - log-ratio(y_l) is > 0. "
-              "Precondition: DPO's median change is < 0. Same settings for both, not tuned.",
+              "Precondition: DPO's median change is < 0. Same settings for both, not tuned. Referee's disclosure "
+              "(after the full run; a one-off sweep, not re-run by the notebook): over Adam steps 1e-3, 5e-3, "
+              "2e-2 on held-out seeds 100-101, PRO's change stayed +5.0 to +5.3 nats and its margin about 10.7 "
+              "at every step (it settles at the anchor's optimum), while DPO's margin grew with the step (53 to "
+              "98 nats) and its chosen likelihood fell at 5e-3 and 2e-2 but rose at 1e-3 (+6 and +9 nats): DPO's "
+              "fall appears only once its margin is large, so the LM precondition depends on DPO's step size.",
        control="DPO in PRO's place (same beta, step size and steps): the chosen continuation's likelihood falls.",
        name="lm_likelihood")
 def claim_lm_likelihood(fast: bool = False, control: bool = False) -> Measured:
