@@ -180,7 +180,7 @@ def feedback_table(seeds=(0, 1, 2)) -> list[dict]:
 LM_PAIRS, LM_PROMPT, LM_CONT = 16, 24, 12     # pairs per run, prompt and continuation characters
 LM_STEPS, LM_LR, LM_BETA, LM_ALPHA = 20, 5e-3, 0.1, 1.0
 FAST_LM_STEPS = 8
-LM_SEEDS = (0, 1, 2)
+LM_SEEDS = (0, 1, 2, 3, 4)
 
 
 def lm_pairs(seed: int, n: int = LM_PAIRS) -> tuple[torch.Tensor, torch.Tensor]:
@@ -335,8 +335,9 @@ def claim_card_toy(fast: bool = False, control: bool = False) -> Measured:
        paper="DPO lowers the likelihood of the preferred responses of LLMs; PRO does not (no number for a proxy).",
        expect="Part VII's tiny LM (pretrained, copied as the policy, the original as the reference), 16 pairs of "
               "held-out corpus text (24-character prompt; its true 12-character continuation chosen, a "
-              "continuation from elsewhere rejected), Adam lr 5e-3 for 20 steps, beta = 0.1, 3 seeds (one run "
-              "takes ~2 s; 3 seeds as the protocol allows for the LM): the median over seeds of PRO's (alpha = 1) "
+              "continuation from elsewhere rejected), Adam lr 5e-3 for 20 steps, beta = 0.1, 5 seeds (raised at "
+              "merge from the 3 first registered, before the 5-seed run, because one run takes ~2 s and the "
+              "protocol asks 5 below 5 s a run; the 3-seed run gave PRO +5.4, DPO -5.9 nats): the median over seeds of PRO's (alpha = 1) "
               "mean change of log pi(y_w) is >= 0 nats and its mean margin log-ratio(y_w) - log-ratio(y_l) is > 0. "
               "Precondition: DPO's median change is < 0. Same settings for both, not tuned. Referee's disclosure "
               "(after the full run; a one-off sweep, not re-run by the notebook): over Adam steps 1e-3, 5e-3, "
