@@ -408,7 +408,7 @@ def _harm_step(harm: float) -> SliderStep:
 
 
 def _two_panels(fig: go.Figure) -> go.Figure:
-    fig.update_layout(xaxis=dict(domain=[0, 0.45]), xaxis2=dict(domain=[0.55, 1], anchor="y2"),
+    fig.update_layout(xaxis=dict(domain=[0, 0.40]), xaxis2=dict(domain=[0.60, 1], anchor="y2"),
                       yaxis=dict(title_text="share of group-1 pairs", range=[0, 1]),
                       yaxis2=dict(anchor="x2", title_text="mean E[r]", range=[0.9, 1.35]))
     return fig
@@ -417,7 +417,7 @@ def _two_panels(fig: go.Figure) -> go.Figure:
 def harm_slider_figure() -> go.Figure:
     """Left: which source max-margin picks on group 1's pairs; right: each method's expected
     reward; slider over the harmful source's strength."""
-    fig = slider_figure([_harm_step(h) for h in HARMS], slider_label="S3 harm", active=4, fixed_axes=False,
+    fig = slider_figure([_harm_step(h) for h in HARMS], slider_label="S3 harm", active=HARMS.index(HARM), fixed_axes=False,
                         title="Source weights of max-margin fusion (group 1) and expected rewards",
                         height=520)
     return _two_panels(fig)
@@ -443,11 +443,12 @@ def lm_reference_margins(seed: int = LM_SEEDS[0]) -> dict:
     piv = t["ref_w"] - t["ref_l"]
     mw, ml, _ = fused_reference(t["src_w"], t["src_l"], t["ref_w"], t["ref_l"], fusion="mean", clip=False)
     fw, fl, gamma = fused_reference(t["src_w"], t["src_l"], t["ref_w"], t["ref_l"])
-    clipped = np.maximum(t["src_w"], t["ref_w"]) - np.minimum(t["src_l"], t["ref_l"])
-    from_pivot = np.isclose(clipped[gamma.argmax(0), np.arange(len(piv))], piv)
+    # a pair whose chosen (clipped) source margin equals the pivot's uses the pivot as reference
+    from_pivot = np.isclose(fw - fl, piv)
     dom = t["domain"].numpy()
-    weights = np.array([[gamma[i, dom == d].mean() for i in range(len(tinylm.DOMAINS))]
-                        for d in range(len(tinylm.DOMAINS))])
+    n_src = len(tinylm.DOMAINS)
+    weights = np.array([[np.mean(gamma[i, dom == d] * ~from_pivot[dom == d]) for i in range(n_src)]
+                        + [from_pivot[dom == d].mean()] for d in range(n_src)])
     return {"pivot": piv, "mean": mw - ml, "infifpo": fw - fl, "domain": dom, "weights": weights,
             "pivot_share": float(from_pivot.mean()), "mean_flips": float(np.mean(np.sign(mw - ml) != np.sign(piv)))}
 
@@ -472,11 +473,11 @@ def clip_figure(seed: int = LM_SEEDS[0]) -> go.Figure:
 def weights_figure(seed: int = LM_SEEDS[0]) -> go.Figure:
     """Max-margin's source weights: share of each domain's pairs given to each specialist."""
     m = lm_reference_margins(seed)
-    fig = go.Figure(go.Heatmap(z=m["weights"], x=[f"{d} specialist" for d in tinylm.DOMAINS],
+    fig = go.Figure(go.Heatmap(z=m["weights"], x=[f"{d} specialist" for d in tinylm.DOMAINS] + ["pivot (Clip)"],
                                y=[f"{d} pairs" for d in tinylm.DOMAINS], colorscale="Blues", zmin=0, zmax=1,
                                text=np.round(m["weights"], 2), texttemplate="%{text}",
                                hovertemplate="%{y}: %{x} chosen on %{z:.2f} of pairs<extra></extra>",
-                               colorbar=dict(title="share")))
+                               showscale=False))
     base_layout(fig, title="Max-margin fusion: which specialist serves as reference, per domain",
                 xaxis_title="source", yaxis_title="domain of the pair", height=430)
     fig.update_yaxes(autorange="reversed")
