@@ -23,7 +23,7 @@ import torch
 from scipy.special import log_softmax
 
 from ..claims import Criterion, Measured, claim
-from ..core import check_choice, check_int, check_positive, grid_search
+from ..core import check_choice, check_int, check_positive, check_real, grid_search
 from ..core.cache import cache_key, cached_torch
 from ..core.threads import one_torch_thread
 from ..viz import SliderStep, base_layout, frame_note, slider_figure
@@ -48,6 +48,8 @@ def population_instance(seed: int, harm: float = HARM, skill: float = SKILL) -> 
     """The card's toy: rewards r (P, K), prompt groups, the pivot's and the three sources'
     log-probabilities (each a softmax of skill * r + noise, skill per prompt group)."""
     check_int(seed, "seed")
+    check_real(harm, "harm")
+    check_real(skill, "skill")
     rng = np.random.default_rng(seed)
     r = rng.normal(size=(GROUPS * PER_GROUP, K))
     group = np.repeat(np.arange(GROUPS), PER_GROUP)
@@ -168,8 +170,7 @@ LRS = (1e-4, 3e-4, 1e-3)
 LM_SEEDS, LM_TUNE_SEEDS = (1, 2, 3), (0,)
 LM_METHODS = ("DPO", "IPO", "WRPO-like", "InfiFPO")
 LM_FAST_METHODS, LM_FAST_STEPS = ("DPO", "InfiFPO"), 5
-_CODE_HASH = cache_key(src=inspect.getsource(inspect.getmodule(preference_loss)), steps=(PROMPT, CONT, PAIRS_PER_DOMAIN,
-                                                                                       LM_BETA, LM_BATCH))
+
 
 
 def corpus_pairs(part: int, n: int, seed: int) -> dict:
@@ -210,6 +211,7 @@ def lm_data(seed: int) -> dict:
     """Training and held-out pairs of one seed with every constant log-prob precomputed: the
     pivot reference's, each specialist's, and the WRPO-like baseline's source responses (the
     domain specialist's greedy continuation of each prompt)."""
+    check_int(seed, "seed")
     with one_torch_thread():
         pivot = tinylm.pretrained()
         sources = [tinylm.specialist(d) for d in tinylm.DOMAINS]
@@ -242,13 +244,23 @@ def train_lm(method: str, lr: float, seed: int, *, steps: int = LM_STEPS, shuffl
     true continuations) and held-out preference accuracy, averaged over the four domains. Results
     are cached on disk (keyed on the arguments and on this chapter's code), as the models are."""
     check_positive(lr, "lr")
+    check_int(seed, "seed")
     check_choice(method, "method", LM_METHODS)
     check_int(steps, "steps", minimum=1)
     key = cache_key(method=method, lr=lr, seed=seed, steps=steps, shuffle=shuffle, kind="infifpo-lm",
-                    code=_CODE_HASH, torch=torch.__version__)
+                    code=_code_hash(), torch=torch.__version__)
     out = cached_torch("infifpo", key, lambda: {k: torch.tensor(v) for k, v in
                                                  _train_lm(method, lr, seed, steps, shuffle).items()})
     return {k: float(v) for k, v in out.items()}
+
+
+@lru_cache(maxsize=1)
+def _code_hash() -> str:
+    """What a cached tiny-LM result depends on: the loss code, the data and training code, the sizes."""
+    from . import infifpo
+    parts = [inspect.getsource(infifpo)] + [inspect.getsource(f) for f in (corpus_pairs, lm_data, lm_references, _train_lm)]
+    return cache_key(code=parts, sizes=(PROMPT, CONT, PAIRS_PER_DOMAIN, LM_BETA, LM_BATCH), models=(tinylm.BASE_STEPS,
+                     tinylm.SPECIALIST_STEPS), corpus=tinylm._corpus_hash())
 
 
 def _train_lm(method: str, lr: float, seed: int, steps: int, shuffle: bool) -> dict:
@@ -381,6 +393,7 @@ def beta_figure(beta: float = BETA) -> go.Figure:
 def harm_summary(harm: float) -> dict:
     """Source weights of InfiFPO's max-margin rule on group 1 (share of pairs won by each source, and
     by the pivot through Clip) and each method's mean expected reward, for a harmful-source strength."""
+    check_real(harm, "harm")
     inst = population_instance(0, harm=harm)
     margin, sel = pairwise_fused_margin(inst)
     r = inst["r"]
@@ -424,6 +437,7 @@ def harm_slider_figure() -> go.Figure:
 
 
 def harm_figure(harm: float = HARM) -> go.Figure:
+    check_real(harm, "harm")
     step = _harm_step(harm)
     fig = go.Figure(step.traces)
     base_layout(fig, title="Source weights of max-margin fusion (group 1) and expected rewards", height=520)
@@ -439,6 +453,7 @@ def lm_reference_margins(seed: int = LM_SEEDS[0]) -> dict:
     """On one seed's training pairs: the pivot reference's margin, the fused margin of plain mean
     fusion (no Clip) and of InfiFPO (max-margin + Clip), and max-margin's source weights per domain."""
     from .infifpo import fused_reference
+    check_int(seed, "seed")
     t = lm_data(seed)["train"]
     piv = t["ref_w"] - t["ref_l"]
     mw, ml, _ = fused_reference(t["src_w"], t["src_l"], t["ref_w"], t["ref_l"], fusion="mean", clip=False)
@@ -455,6 +470,7 @@ def lm_reference_margins(seed: int = LM_SEEDS[0]) -> dict:
 
 def clip_figure(seed: int = LM_SEEDS[0]) -> go.Figure:
     """Scatter of the pivot reference's margin against the fused margin, per training pair."""
+    check_int(seed, "seed")
     m = lm_reference_margins(seed)
     fig = go.Figure()
     lo, hi = float(min(m["pivot"].min(), m["mean"].min())), float(max(m["infifpo"].max(), m["pivot"].max()))
@@ -472,6 +488,7 @@ def clip_figure(seed: int = LM_SEEDS[0]) -> go.Figure:
 
 def weights_figure(seed: int = LM_SEEDS[0]) -> go.Figure:
     """Max-margin's source weights: share of each domain's pairs given to each specialist."""
+    check_int(seed, "seed")
     m = lm_reference_margins(seed)
     fig = go.Figure(go.Heatmap(z=m["weights"], x=[f"{d} specialist" for d in tinylm.DOMAINS] + ["pivot (Clip)"],
                                y=[f"{d} pairs" for d in tinylm.DOMAINS], colorscale="Blues", zmin=0, zmax=1,
