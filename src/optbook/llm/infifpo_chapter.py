@@ -30,7 +30,7 @@ from ..viz import SliderStep, base_layout, frame_note, slider_figure
 from ..viz.style import color_for
 from ..widgets import Explorer, Slider
 from . import tinylm
-from .infifpo import expected_margin, fit_population, pair_labels, preference_loss, tilted_optimum
+from .infifpo import expected_margin, fit_population, pair_labels, population_loss, preference_loss, tilted_optimum
 
 # --------------------------------------------------------------------------- population toy
 
@@ -498,4 +498,51 @@ def weights_figure(seed: int = LM_SEEDS[0]) -> go.Figure:
     base_layout(fig, title="Max-margin fusion: which specialist serves as reference, per domain",
                 xaxis_title="source", yaxis_title="domain of the pair", height=430)
     fig.update_yaxes(autorange="reversed")
+    return fig
+
+
+TRAIN_METHODS = (POP_METHODS[0], POP_METHODS[1], POP_METHODS[4])
+
+
+@lru_cache(maxsize=8)
+def population_training(seed: int = 0, iters: int = 80, lr: float = 0.5, beta: float = BETA) -> list:
+    """Gradient descent on the population loss, started at the pivot (as training starts from the
+    pivot model), for DPO, mean fusion and InfiFPO: one Trace each, recording the mean expected
+    reward and the loss. ``lr`` is the step per prompt (the loss averages over prompts)."""
+    from ..core import Trace
+    check_int(seed, "seed")
+    check_int(iters, "iters", minimum=1)
+    check_positive(lr, "lr")
+    check_positive(beta, "beta")
+    inst = population_instance(seed)
+    refs = {POP_METHODS[0]: _margins(inst["pivot"]), POP_METHODS[1]: _margins(inst["sources"].mean(0)),
+            POP_METHODS[4]: pairwise_fused_margin(inst)[0]}
+    traces = []
+    for method in TRAIN_METHODS:
+        z, tr = inst["pivot"].copy(), Trace(method=method)
+        for t in range(iters + 1):
+            loss, grad = population_loss(z, refs[method], inst["labels"], beta)
+            pi = np.exp(z - z.max(1, keepdims=True))
+            pi /= pi.sum(1, keepdims=True)
+            tr.record(objective=loss, iteration=t, reward=float((pi * inst["r"]).sum(1).mean()))
+            z = z - lr * len(z) * grad
+        traces.append(tr)
+    return traces
+
+
+def training_figure(seed: int = 0) -> go.Figure:
+    """Expected reward along gradient descent on the population loss, from the pivot to each
+    method's fixed point (dotted lines: the fixed points computed exactly)."""
+    from ..viz import Phase, convergence_figure
+    traces = population_training(seed)
+    fixed = seed_rewards(seed)
+    infi = np.asarray(traces[-1]["reward"])
+    start, end = infi[0], fixed[POP_METHODS[4]].mean()
+    t90 = int(np.argmax(infi - start >= 0.9 * (end - start)))
+    fig = convergence_figure(traces, y="reward", logy=False, phases=[
+        Phase(0, t90, "leaving the pivot"), Phase(t90, len(infi) - 1, "near the fixed point")],
+        title="Population toy: training from the pivot towards each fixed point",
+        yaxis_title="mean expected reward E[r]", xaxis_title="gradient step t")
+    for i, m in enumerate(TRAIN_METHODS):
+        fig.add_hline(y=float(fixed[m].mean()), line=dict(color=color_for(i), dash="dot", width=1))
     return fig
