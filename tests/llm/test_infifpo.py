@@ -131,7 +131,7 @@ def test_tilted_optimum_maximises_regularised_reward():
 
 def test_population_story():
     e = ch.seed_rewards(0)
-    m = {k: v.mean() for k, v in e.items()}
+    m = {k: e[k].mean() for k in ch.POP_METHODS}
     dpo, mean3, clean, infi = (m[k] for k in (ch.POP_METHODS[0], ch.POP_METHODS[1], ch.POP_METHODS[2], ch.POP_METHODS[4]))
     assert mean3 < clean            # the harmful source hurts mean fusion
     assert infi > dpo and infi > mean3
@@ -173,3 +173,22 @@ def test_corpus_pairs_shapes_and_determinism():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_toy_margin_follows_the_label_and_kl_budget():
+    inst = ch.population_instance(1)
+    m, sel = ch.pairwise_fused_margin(inst)
+    pm = ch._margins(inst["pivot"])
+    off = ~np.eye(ch.K, dtype=bool)[None].repeat(len(m), 0)
+    assert np.all(m[off] >= pm[off] - 1e-12)                  # Clip: never below the pivot's margin
+    assert np.all((m + m.transpose(0, 2, 1))[off] >= -1e-12)  # leans towards whichever side is labelled chosen
+    # max-margin: the chosen source's clipped margin is the largest one
+    cand = np.maximum(ch._margins(inst["sources"]), pm[None])
+    assert np.allclose(m[off], cand.max(0)[off])
+    # no orientation by the true reward: the margin does not depend on r given the models
+    flipped = dict(inst, r=-inst["r"])
+    assert np.array_equal(ch.pairwise_fused_margin(flipped)[0], m)
+    e = ch.seed_rewards(1)
+    assert e["kl"][ch.POP_METHODS[4]] > e["kl"][ch.POP_METHODS[0]]
+    # the pivot's tilt is the best E[r] at its KL: DPO at InfiFPO's budget is at least as good
+    assert e["dpo_matched_kl"].mean() >= e[ch.POP_METHODS[4]].mean() - 1e-9
