@@ -127,6 +127,19 @@ class SharedLinearPolicy:
         self.theta = np.atleast_2d(theta)
 
     @staticmethod
+    def constant_theta(action: np.ndarray, p: CoolingParams) -> np.ndarray:
+        """Parameters of the policy that always plays ``action`` (only the biases set; entries
+        of the action are kept inside [-0.96, 0.96] so that tanh can be inverted)."""
+        a = np.clip(np.asarray(action, float), -0.96, 0.96)
+        if a.shape != (p.n_act,):
+            raise ValueError(f"action must have shape ({p.n_act},), got {a.shape}")
+        f, k = 2 * p.n_blades + 4, 2 + p.n_blades
+        theta = np.zeros(SharedLinearPolicy.n_params(p))
+        theta[(f - 1) * k: f * k] = np.arctanh(a[:k])  # bias row of the cabinet map (cabinet 1's action)
+        theta[-1] = np.arctanh(a[-1])
+        return theta
+
+    @staticmethod
     def n_params(p: CoolingParams) -> int:
         return (2 * p.n_blades + 4) * (2 + p.n_blades) + len(PLANT_FEATURES) + 1
 
@@ -159,12 +172,14 @@ def training_score(out: dict, price: float = VIOLATION_PRICE) -> np.ndarray:
 
 
 def cem(p: CoolingParams, days, *, iterations: int = 15, population: int = 32, elite_frac: float = 0.25,
-        init_std: float = 0.5, margin: float = 3.0, rng=None) -> CEMResult:
+        init_std: float = 0.5, margin: float = 3.0, init: np.ndarray | None = None, price: float = VIOLATION_PRICE,
+        rng=None) -> CEMResult:
     """Cross-entropy method on :class:`SharedLinearPolicy` (our CPU stand-in for the paper's PPO).
 
     Each candidate is scored on the training ``days`` (workload seeds) by :func:`training_score`
-    with the limit lowered by ``margin`` K (a safety margin for unseen days); the next sampling
-    distribution is the elites' mean and standard deviation (plus a small noise floor).
+    (``price`` kWh per K*min) with the limit lowered by ``margin`` K (a safety margin for unseen days); the next sampling
+    distribution is the elites' mean and standard deviation (plus a small noise floor). The
+    search starts at ``init`` (default: zero parameters).
     """
     iterations = check_int(iterations, "iterations", minimum=1)
     population = check_int(population, "population", minimum=4)
@@ -178,14 +193,17 @@ def cem(p: CoolingParams, days, *, iterations: int = 15, population: int = 32, e
     train_p = dataclasses.replace(p, t_max=p.t_max - margin)
     power_k, wet_k = np.tile(power, (population, 1, 1, 1, 1)).reshape(-1, *power.shape[1:]), np.tile(wet, (population, 1))
     n = SharedLinearPolicy.n_params(p)
-    mean, std = np.zeros(n), np.full(n, init_std)
+    mean = np.zeros(n) if init is None else np.asarray(init, float).copy()
+    if mean.shape != (n,) or not np.all(np.isfinite(mean)):
+        raise ValueError(f"init must be {n} finite numbers, got shape {mean.shape}")
+    std = np.full(n, init_std)
     n_elite = max(2, int(round(elite_frac * population)))
     hist, best, best_score = [], mean.copy(), np.inf
     for it in range(iterations):
         cand = mean + std * g.standard_normal((population, n))
         cand[0] = mean if it else cand[0]
         out = rollout(SharedLinearPolicy(cand, p), power_k, wet_k, train_p)
-        scores = np.median(training_score(out).reshape(population, n_days), axis=1)
+        scores = np.median(training_score(out, price).reshape(population, n_days), axis=1)
         order = np.argsort(scores)
         if scores[order[0]] < best_score:
             best, best_score = cand[order[0]].copy(), float(scores[order[0]])
