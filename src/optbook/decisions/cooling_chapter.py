@@ -42,7 +42,7 @@ GRIDS = {"rule": {"delta": (0.0, 1.0, 2.0)},
          "PI": {"kp": (0.3, 1.0, 3.0)},
          "learned (CEM)": {"margin": (0.5, 1.0, 2.0)}}
 RULE_FLOW = 1.2   # lower constant flows overheat on peak bursts (see the chapter)
-CEM_FULL = dict(iterations=20, population=32, init_std=0.3)
+CEM_FULL = dict(iterations=30, population=32, init_std=0.3)
 CEM_FAST = dict(iterations=20, population=32, init_std=0.3)
 #: Thresholds of the claims (fixed before the full run; see the registrations).
 MIN_SAVING = 0.05
@@ -74,7 +74,7 @@ def _cem_kwargs(fast: bool) -> dict:
 
 @lru_cache(maxsize=8)
 def _trained(margin: float, fast: bool) -> np.ndarray:
-    days = TRAIN_DAYS[:1] if fast else TRAIN_DAYS[:2]
+    days = TRAIN_DAYS[:1] if fast else TRAIN_DAYS
     return cem(P, days, margin=margin, rng=0, **_cem_kwargs(fast)).theta
 
 

@@ -145,18 +145,17 @@ class SharedLinearPolicy:
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         p, k = self.p, self.theta.shape[0]
-        b = obs.shape[0]
+        b, C = obs.shape[0], p.n_cabinets
         if b % k:
             raise ValueError(f"batch {b} is not a multiple of the population size {k}")
-        f = 2 * p.n_blades + 4
-        w_cab = np.repeat(self.theta[:, : f * (2 + p.n_blades)].reshape(k, f, 2 + p.n_blades), b // k, axis=0)
-        w_ct = np.repeat(self.theta[:, f * (2 + p.n_blades):], b // k, axis=0)
-        phi = cabinet_features(obs, p)
-        phi = np.concatenate([phi, np.ones(phi.shape[:2] + (1,))], axis=2)
-        psi = np.concatenate([plant_features(obs, p), np.ones((b, 1))], axis=1)
-        cab = np.tanh(np.einsum("bcf,bfk->bck", phi, w_cab)).reshape(b, -1)
-        ct = np.tanh(np.einsum("bf,bf->b", psi, w_ct))
-        return np.concatenate([cab, ct[:, None]], axis=1)
+        f, m = 2 * p.n_blades + 4, 2 + p.n_blades
+        w_cab = self.theta[:, : f * m].reshape(k, f, m)
+        w_ct = self.theta[:, f * m:, None]
+        phi = cabinet_features(obs, p).reshape(k, (b // k) * C, f - 1)
+        psi = plant_features(obs, p).reshape(k, b // k, -1)
+        cab = np.tanh(phi @ w_cab[:, :-1] + w_cab[:, -1:]).reshape(b, C * m)
+        ct = np.tanh(psi @ w_ct[:, :-1] + w_ct[:, -1:]).reshape(b, 1)
+        return np.concatenate([cab, ct], axis=1)
 
 
 @dataclasses.dataclass
