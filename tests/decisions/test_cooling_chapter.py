@@ -19,8 +19,10 @@ def test_tuned_controllers_and_evaluation_in_fast_mode():
     assert np.median(rnd["violation"]) > 100 * max(np.median(rule["violation"]), 1.0)  # the control overheats
 
 
-def test_tree_figure_draws_a_full_binary_tree():
-    fig = ch.tree_figure(2)
-    nodes = [x for x in fig.data[1].x if x is not None]
-    assert len(nodes) == ch.tree(2).ct_tree.tree_.node_count and len(nodes) <= 7
+def test_tree_layout_places_every_node_once():
+    t = ch.tree(2, True).ct_tree
+    xs, ys = ch._tree_layout(t)
+    assert len(xs) == t.tree_.node_count <= 7 and min(ys.values()) >= -2 and ys[0] == 0
+    leaves = sorted(xs[n] for n in xs if t.tree_.children_left[n] == -1)
+    assert leaves == list(range(len(leaves)))  # leaves spread left to right
     assert isinstance(ch.controllers(True)["learned (CEM)"], cc.SharedLinearPolicy)
