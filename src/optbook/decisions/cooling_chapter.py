@@ -282,6 +282,19 @@ def _tree_layout(t) -> tuple[list, list]:
     return xs, ys
 
 
+def _question(feature: int, threshold: float) -> str:
+    """A split of the CT tree in physical units (the features are normalised as in ``observe``)."""
+    name = PLANT_FEATURES[feature]
+    if name == "wet bulb":
+        return f" wet bulb ≤ {20 + 4 * threshold:.1f} °C?"
+    if name == "hottest blade":
+        return f" hottest ≤ {40 + 20 * threshold:.1f} °C?"
+    if name == "mean power":
+        return f" load ≤ {(threshold + 1) / 2 * P.p_max:.0f} kW?"
+    hour = {"sin(hour)": "sin", "cos(hour)": "cos"}[name]
+    return f" {hour}(2π·hour/24) ≤ {threshold:.2f}?"
+
+
 def _tree_traces(depth: int) -> list:
     t = tree(depth).ct_tree
     tr = t.tree_
@@ -293,24 +306,26 @@ def _tree_traces(depth: int) -> list:
                 ex += [xs[n], xs[c], None]
                 ey += [ys[n], ys[c], None]
     mid, half = 0.5 * (P.delta_low + P.delta_high), 0.5 * (P.delta_high - P.delta_low)
-    text = []
+    text, pos = [], []
     for n in xs:
         if tr.children_left[n] == -1:
-            text.append(f"CT +{mid + half * tr.value[n].ravel()[0]:.1f} K")
+            text.append(f"{mid + half * tr.value[n].ravel()[0]:+.1f} K")
+            pos.append("bottom center" if int(xs[n]) % 2 == 0 else "top center")
         else:
-            text.append(f"{PLANT_FEATURES[tr.feature[n]]}<br>≤ {tr.threshold[n]:.2f}?")
+            text.append(_question(tr.feature[n], tr.threshold[n]))
+            pos.append("middle right")
     n_max = 2 ** max(DEPTHS[1:4][-1], 1)
     pad = [None] * (n_max * 2 - len(xs))  # the same number of points in every frame
     return [go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="grey", width=1), name="branch", showlegend=False),
             go.Scatter(x=list(xs.values()) + pad, y=list(ys.values()) + pad, mode="markers+text", text=text + [""] * len(pad),
-                       textposition="bottom center", marker=dict(size=10, color="#0072B2"), name="node",
+                       textposition=pos + ["bottom center"] * len(pad), marker=dict(size=10, color="#0072B2"), name="node",
                        showlegend=False, textfont=dict(size=11))]
 
 
 def _tree_note(depth: int) -> dict:
     r = depth_sweep()[depth]
     return frame_note(f"depth {depth}: keeps {r['retained']:.0%} of the saving, R² {r['r2']:.2f}, "
-                      f"{r['violation']:.0f} K·min/day over the limit<br>left branch = yes; leaves: CT setpoint above the rule")
+                      f"{r['violation']:.0f} K·min/day over the limit<br>left = yes; leaves: CT setpoint offset above the rule (wet bulb + 5.6 K)")
 
 
 TREE_DEPTHS = (1, 2, 3, 4)
@@ -338,21 +353,22 @@ def tree_figure(depth: int = 3) -> go.Figure:
 
 
 def depth_figure() -> go.Figure:
-    """Saving retained and fidelity R^2 (left axis) and violation (right axis) against tree depth."""
+    """Saving retained and fidelity R^2 (top) and violation (bottom, log) against tree depth."""
     rows = depth_sweep()
     d = np.array(DEPTHS)
-    fig = go.Figure([go.Scatter(x=d, y=[rows[k]["retained"] for k in DEPTHS], name="share of the saving kept",
-                                mode="lines+markers", **line_style(0)),
-                     go.Scatter(x=d, y=[rows[k]["r2"] for k in DEPTHS], name="fidelity R²", mode="lines+markers",
-                                **line_style(1)),
-                     go.Scatter(x=d, y=[max(rows[k]["violation"], 0.1) for k in DEPTHS], yaxis="y2",
-                                name="violation, K·min/day (right)", mode="lines+markers", **line_style(3)),
-                     go.Scatter(x=d, y=np.full(d.size, MAX_EXCESS_VIOLATION), yaxis="y2", name="violation bound",
-                                mode="lines", line=dict(color="grey", dash="dot"))])
-    base_layout(fig, title="Distillation against depth: saving kept, fidelity, violation", xaxis_title="tree depth",
-                yaxis_title="fraction", height=450)
-    fig.update_layout(yaxis2=dict(overlaying="y", side="right", type="log", title="K·min/day", showgrid=False),
-                      legend=dict(orientation="h", y=-0.25))
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
+    fig.add_trace(go.Scatter(x=d, y=[rows[k]["retained"] for k in DEPTHS], name="share of the saving kept",
+                             mode="lines+markers", **line_style(0)), row=1, col=1)
+    fig.add_trace(go.Scatter(x=d, y=[rows[k]["r2"] for k in DEPTHS], name="fidelity R²", mode="lines+markers",
+                             **line_style(1)), row=1, col=1)
+    fig.add_trace(go.Scatter(x=d, y=[max(rows[k]["violation"], 0.1) for k in DEPTHS], mode="lines+markers",
+                             name="violation (K·min/day)", **line_style(3)), row=2, col=1)
+    fig.add_trace(go.Scatter(x=d, y=np.full(d.size, MAX_EXCESS_VIOLATION), name="violation bound", mode="lines",
+                             line=dict(color="grey", dash="dot")), row=2, col=1)
+    base_layout(fig, title="Distillation against depth: saving kept, fidelity, violation", height=520)
+    fig.update_yaxes(title_text="fraction", row=1, col=1)
+    fig.update_yaxes(title_text="K·min/day", type="log", tickvals=[1, 10, 100, 1000], row=2, col=1)
+    fig.update_xaxes(title_text="tree depth", row=2, col=1)
     return fig
 
 
