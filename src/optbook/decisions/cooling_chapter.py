@@ -243,7 +243,10 @@ def day_slider_figure(day: int = 0) -> go.Figure:
 
 
 def day_figure(controller: str = "rule") -> go.Figure:
-    """The live twin of :func:`day_slider_figure`."""
+    """The live twin of :func:`day_slider_figure` (the first call simulates every controller, so
+    that each later move only draws)."""
+    for name in NAMES:
+        evaluate(name, False, record=True)
     fig = go.Figure(_day_traces(controller), layout=_day_note(controller))
     base_layout(fig, title="A day of operation", height=560)
     return _day_axes(fig)
@@ -346,7 +349,8 @@ def _tree_axes(fig: go.Figure) -> go.Figure:
 
 
 def tree_figure(depth: int = 3) -> go.Figure:
-    """The live twin of :func:`tree_slider_figure`."""
+    """The live twin of :func:`tree_slider_figure` (the first call distils every depth)."""
+    depth_sweep()
     fig = go.Figure(_tree_traces(int(depth)), layout=_tree_note(int(depth)))
     base_layout(fig, title="The distilled cooling-tower rule", height=520)
     return _tree_axes(fig)
