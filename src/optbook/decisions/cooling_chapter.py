@@ -236,6 +236,9 @@ def _day_axes(fig: go.Figure) -> go.Figure:
 
 def day_slider_figure(day: int = 0) -> go.Figure:
     """One unseen day under each controller: temperatures (top) and cooling power (bottom)."""
+    day = check_int(day, "day")
+    if day >= len(CLAIM_DAYS):
+        raise ValueError(f"day must index CLAIM_DAYS (0..{len(CLAIM_DAYS) - 1}), got {day}")
     steps = [SliderStep(LABELS[n], _day_traces(n, day), _day_note(n, day)) for n in NAMES]
     fig = slider_figure(steps, slider_label="controller", active=0, height=560,
                         title="A day of operation: hottest blade, supply temperature and cooling power")
@@ -245,6 +248,8 @@ def day_slider_figure(day: int = 0) -> go.Figure:
 def day_figure(controller: str = "rule") -> go.Figure:
     """The live twin of :func:`day_slider_figure` (the first call simulates every controller, so
     that each later move only draws)."""
+    if controller not in NAMES:
+        raise ValueError(f"controller must be one of {NAMES}, got {controller!r}")
     for name in NAMES:
         evaluate(name, False, record=True)
     fig = go.Figure(_day_traces(controller), layout=_day_note(controller))
@@ -350,6 +355,8 @@ def _tree_axes(fig: go.Figure) -> go.Figure:
 
 def tree_figure(depth: int = 3) -> go.Figure:
     """The live twin of :func:`tree_slider_figure` (the first call distils every depth)."""
+    if depth not in TREE_DEPTHS:
+        raise ValueError(f"depth must be one of {TREE_DEPTHS}, got {depth!r}")
     depth_sweep()
     fig = go.Figure(_tree_traces(int(depth)), layout=_tree_note(int(depth)))
     base_layout(fig, title="The distilled cooling-tower rule", height=520)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import gymnasium as gym
 import numpy as np
 
-from ..core import check_int, check_positive
+from ..core import check_int, check_positive, check_real
 
 #: The repo's cooling-tower rule: leaving-water setpoint = wet bulb + 10 degrees F.
 CT_RULE_OFFSET = 50.0 / 9.0
@@ -71,8 +71,13 @@ class CoolingParams:
         check_int(self.n_blades, "n_blades", minimum=1)
         check_int(self.horizon, "horizon", minimum=1)
         for name in ("dt", "p_max", "g0", "flow_exp", "c_th", "pump_p0", "fan_p0", "fan_max", "a0", "a_min",
-                     "valve_eps"):
+                     "valve_eps", "dt_hx"):
             check_positive(getattr(self, name), name)
+        for name in ("t_max", "ts_low", "ts_high", "flow_low", "flow_high", "ct_min", "ct_max"):
+            check_real(getattr(self, name), name)
+        for name in ("delta_low", "delta_high"):
+            if isinstance(getattr(self, name), bool) or not isinstance(getattr(self, name), (int, np.integer)):
+                raise ValueError(f"{name} must be an integer, got {getattr(self, name)!r}")
         if not (self.ts_low < self.ts_high and 0 < self.flow_low < self.flow_high and self.delta_low < self.delta_high):
             raise ValueError("action ranges must have low < high (ts, flow, delta) and flow_low > 0")
 
