@@ -294,13 +294,13 @@ def _question(feature: int, threshold: float) -> str:
     """A split of the CT tree in physical units (the features are normalised as in ``observe``)."""
     name = PLANT_FEATURES[feature]
     if name == "wet bulb":
-        return f" wet bulb ≤ {20 + 4 * threshold:.1f} °C?"
+        return f"wet bulb<br>≤ {20 + 4 * threshold:.1f} °C?"
     if name == "hottest blade":
-        return f" hottest ≤ {40 + 20 * threshold:.1f} °C?"
+        return f"hottest<br>≤ {40 + 20 * threshold:.1f} °C?"
     if name == "mean power":
-        return f" load ≤ {(threshold + 1) / 2 * P.p_max:.0f} kW?"
+        return f"load<br>≤ {(threshold + 1) / 2 * P.p_max:.0f} kW?"
     hour = {"sin(hour)": "sin", "cos(hour)": "cos"}[name]
-    return f" {hour}(2π·hour/24) ≤ {threshold:.2f}?"
+    return f"{hour}(hour)<br>≤ {threshold:.2f}?"
 
 
 def _tree_traces(depth: int) -> list:
@@ -321,7 +321,7 @@ def _tree_traces(depth: int) -> list:
             pos.append("bottom center" if int(xs[n]) % 2 == 0 else "top center")
         else:
             text.append(_question(tr.feature[n], tr.threshold[n]))
-            pos.append("middle right")
+            pos.append("top center")
     n_max = 2 ** max(DEPTHS[1:4][-1], 1)
     pad = [None] * (n_max * 2 - len(xs))  # the same number of points in every frame
     return [go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="grey", width=1), name="branch", showlegend=False),
@@ -332,8 +332,8 @@ def _tree_traces(depth: int) -> list:
 
 def _tree_note(depth: int) -> dict:
     r = depth_sweep()[depth]
-    return frame_note(f"depth {depth}: keeps {r['retained']:.0%} of the saving, R² {r['r2']:.2f}, "
-                      f"{r['violation']:.0f} K·min/day over the limit<br>left = yes; leaves: CT setpoint offset above the rule (wet bulb + 5.6 K)")
+    return frame_note(f"depth {depth}: keeps {r['retained']:.0%}, R² {r['r2']:.2f}, {r['violation']:.0f} K·min/day over"
+                      f"<br>left = yes; leaf = CT offset over the rule")
 
 
 TREE_DEPTHS = (1, 2, 3, 4)
@@ -349,7 +349,7 @@ def tree_slider_figure() -> go.Figure:
 
 def _tree_axes(fig: go.Figure) -> go.Figure:
     fig.update_xaxes(visible=False, range=[-0.8, 2 ** TREE_DEPTHS[-1] - 0.2])
-    fig.update_yaxes(visible=False, range=[-TREE_DEPTHS[-1] - 0.6, 0.9])
+    fig.update_yaxes(visible=False, range=[-TREE_DEPTHS[-1] - 0.6, 0.6])
     return fig
 
 
