@@ -287,7 +287,8 @@ def _tree_layout(t) -> tuple[list, list]:
         ys[n] = -depth
 
     walk(0, 0)
-    return xs, ys
+    n = len(order)
+    return {k: (v + 0.5) / n for k, v in xs.items()}, ys  # leaves spread over [0, 1] at every depth
 
 
 def _question(feature: int, threshold: float) -> str:
@@ -315,10 +316,12 @@ def _tree_traces(depth: int) -> list:
                 ey += [ys[n], ys[c], None]
     mid, half = 0.5 * (P.delta_low + P.delta_high), 0.5 * (P.delta_high - P.delta_low)
     text, pos = [], []
+    n_leaves = int((tr.children_left == -1).sum())
     for n in xs:
         if tr.children_left[n] == -1:
             text.append(f"{mid + half * tr.value[n].ravel()[0]:+.1f} K")
-            pos.append("bottom center" if int(xs[n]) % 2 == 0 else "top center")
+            rank = int(round(xs[n] * n_leaves - 0.5))
+            pos.append("bottom center" if rank % 2 == 0 else "top center")
         else:
             text.append(_question(tr.feature[n], tr.threshold[n]))
             pos.append("top center")
@@ -327,7 +330,7 @@ def _tree_traces(depth: int) -> list:
     return [go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="grey", width=1), name="branch", showlegend=False),
             go.Scatter(x=list(xs.values()) + pad, y=list(ys.values()) + pad, mode="markers+text", text=text + [""] * len(pad),
                        textposition=pos + ["bottom center"] * len(pad), marker=dict(size=10, color="#0072B2"), name="node",
-                       showlegend=False, textfont=dict(size=11))]
+                       showlegend=False, textfont=dict(size=10))]
 
 
 def _tree_note(depth: int) -> dict:
@@ -348,8 +351,8 @@ def tree_slider_figure() -> go.Figure:
 
 
 def _tree_axes(fig: go.Figure) -> go.Figure:
-    fig.update_xaxes(visible=False, range=[-0.8, 2 ** TREE_DEPTHS[-1] - 0.2])
-    fig.update_yaxes(visible=False, range=[-TREE_DEPTHS[-1] - 0.6, 0.6])
+    fig.update_xaxes(visible=False, range=[-0.02, 1.02])
+    fig.update_yaxes(visible=False, range=[-TREE_DEPTHS[-1] - 0.6, 1.6])
     return fig
 
 
