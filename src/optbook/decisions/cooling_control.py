@@ -127,19 +127,6 @@ class SharedLinearPolicy:
         self.theta = np.atleast_2d(theta)
 
     @staticmethod
-    def constant_theta(action: np.ndarray, p: CoolingParams) -> np.ndarray:
-        """Parameters of the policy that always plays ``action`` (only the biases set; entries
-        of the action are kept inside [-0.96, 0.96] so that tanh can be inverted)."""
-        a = np.clip(np.asarray(action, float), -0.96, 0.96)
-        if a.shape != (p.n_act,):
-            raise ValueError(f"action must have shape ({p.n_act},), got {a.shape}")
-        f, k = 2 * p.n_blades + 4, 2 + p.n_blades
-        theta = np.zeros(SharedLinearPolicy.n_params(p))
-        theta[(f - 1) * k: f * k] = np.arctanh(a[:k])  # bias row of the cabinet map (cabinet 1's action)
-        theta[-1] = np.arctanh(a[-1])
-        return theta
-
-    @staticmethod
     def n_params(p: CoolingParams) -> int:
         return (2 * p.n_blades + 4) * (2 + p.n_blades) + len(PLANT_FEATURES) + 1
 
