@@ -121,7 +121,11 @@ def claim_days(fast: bool) -> tuple[int, ...]:
 
 @lru_cache(maxsize=32)
 def evaluate(name: str, fast: bool = False, record: bool = False) -> dict:
-    """Energy, violation and peak of one controller on the claim days (``tree3`` etc. for trees)."""
+    """Energy, violation and peak of one controller on the claim days (``tree3`` etc. for trees).
+    Without ``record`` the recorded run is reused (one simulation per controller)."""
+    if not record:
+        r = evaluate(name, fast, True)
+        return {k: r[k] for k in ("energy", "violation", "peak")}
     if name.startswith("tree"):
         pol = tree(int(name[4:]), fast)
     elif name == "random":

@@ -210,9 +210,16 @@ class TreePolicy:
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         b, C = obs.shape[0], self.p.n_cabinets
         phi = cabinet_features(obs, self.p).reshape(b * C, -1)
-        cab = self.cab_tree.predict(phi).reshape(b, -1)
-        ct = self.ct_tree.predict(plant_features(obs, self.p))
+        cab = _predict(self.cab_tree, phi).reshape(b, -1)
+        ct = _predict(self.ct_tree, plant_features(obs, self.p))
         return np.concatenate([cab, ct[:, None]], axis=1)
+
+
+def _predict(t: DecisionTreeRegressor, x: np.ndarray) -> np.ndarray:
+    """``t.predict(x)`` without scikit-learn's per-call input validation (the same float32 cast
+    and the same numbers; called once per simulated step, where the validation dominated)."""
+    out = t.tree_.predict(np.ascontiguousarray(x, dtype=np.float32))
+    return out[:, 0] if t.n_outputs_ == 1 else out[:, :, 0]
 
 
 def _labels(teacher: SharedLinearPolicy, obs: np.ndarray, p: CoolingParams):
