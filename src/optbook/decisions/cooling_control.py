@@ -2,6 +2,8 @@
 
 * :class:`RulePolicy` - the "Guideline-36 style" baseline: fixed supply setpoint and flow, equal
   valves, CT setpoint = wet bulb + 10 F (+ a fixed offset; 0 is the repo's rule).
+* :class:`ScheduledRulePolicy` - the rule with the pump flow scheduled on the cabinet's load
+  (a referee's check of where the learned policy's saving comes from).
 * :class:`PIPolicy` - positional PI on the hottest blade's headroom, acting on the CT setpoint
   delta (hence on the supply temperature), with clamping anti-windup.
 * :class:`SharedLinearPolicy` - the learned policy: one linear-tanh map shared by every cabinet on
@@ -42,6 +44,26 @@ class RulePolicy:
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         return np.tile(self.action, (obs.shape[0], 1))
+
+
+class ScheduledRulePolicy:
+    """The rule with a load schedule on the pumps: each cabinet's flow fraction is
+    ``clip(gain * max_j P_ij / p_max, flow_low, flow_high)`` (its busiest blade group sets the
+    flow); supply ``ts``, equal valves and CT ``delta`` stay fixed as in :class:`RulePolicy`."""
+
+    def __init__(self, p: CoolingParams, gain: float = 1.2, ts: float = 32.0, delta: float = 0.0):
+        self.p, self.gain = p, check_positive(gain, "gain")
+        self.base = RulePolicy(p, ts=ts, flow=1.0, delta=delta).action
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        p, b = self.p, obs.shape[0]
+        n = p.n_cabinets * p.n_blades
+        share = (obs[:, n: 2 * n].reshape(b, p.n_cabinets, p.n_blades).max(axis=2) + 1) / 2
+        flow = np.clip(self.gain * share, p.flow_low, p.flow_high)
+        act = np.tile(self.base, (b, 1))
+        cab = act[:, :-1].reshape(b, p.n_cabinets, 2 + p.n_blades)
+        cab[:, :, 1] = 2 * (flow - p.flow_low) / (p.flow_high - p.flow_low) - 1
+        return act
 
 
 class PIPolicy:
