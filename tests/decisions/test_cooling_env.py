@@ -177,3 +177,27 @@ def test_distilling_a_piecewise_constant_policy_is_exact():
     assert cc.fidelity(student, teacher, obs) == pytest.approx(1.0)
     const = cc.distill(teacher, P, [0], depth=0, dagger_rounds=0)
     assert np.ptp(const(obs), axis=0).max() == 0.0
+
+
+def test_scheduled_rule_follows_the_busiest_blade_group():
+    obs = np.zeros((2, P.n_obs))
+    n = P.n_cabinets * P.n_blades
+    obs[0, n: 2 * n] = -1.0           # idle: flow clipped to the pump's minimum
+    obs[1, n: 2 * n] = 0.0            # every group at half of p_max
+    obs[1, n] = 1.0                   # cabinet 0's first group at p_max
+    ph = ce.scale_action(cc.ScheduledRulePolicy(P, gain=1.2, delta=1.0)(obs), P)
+    assert np.allclose(ph["flow"][0], P.flow_low)
+    assert np.allclose(ph["flow"][1], [1.2, 0.6, 0.6])
+    assert np.allclose(ph["ts_set"], 32.0) and np.all(ph["delta"] == 1)
+    with pytest.raises(ValueError, match="gain"):
+        cc.ScheduledRulePolicy(P, gain=0.0)
+
+
+def test_tree_policy_predicts_as_sklearn_does():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(300, 2 * P.n_blades + 3))
+    cab = DecisionTreeRegressor(max_depth=4, random_state=0).fit(x, rng.normal(size=(300, 2 + P.n_blades)))
+    xt = rng.normal(size=(300, 5))
+    ct = DecisionTreeRegressor(max_depth=4, random_state=0).fit(xt, rng.normal(size=300))
+    assert np.array_equal(cc._predict(cab, x), cab.predict(x))
+    assert np.array_equal(cc._predict(ct, xt), ct.predict(xt))
