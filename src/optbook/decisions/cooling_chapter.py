@@ -25,7 +25,7 @@ from .cooling_control import (
     RulePolicy,
     ScheduledRulePolicy,
     SharedLinearPolicy,
-    cem,
+    cem_runs,
     distill,
     fidelity,
     training_score,
@@ -79,10 +79,16 @@ def _cem_kwargs(fast: bool) -> dict:
     return CEM_FAST if fast else CEM_FULL
 
 
-@lru_cache(maxsize=8)
-def _trained(margin: float, fast: bool) -> np.ndarray:
+@lru_cache(maxsize=2)
+def _trained_grid(fast: bool) -> dict:
+    """The CEM runs of every margin in the grid, simulated together (each equals its own run)."""
     days = TRAIN_DAYS[:1] if fast else TRAIN_DAYS
-    return cem(P, days, margin=margin, rng=0, **_cem_kwargs(fast)).theta
+    margins = GRIDS["learned (CEM)"]["margin"]
+    return {m: r.theta for m, r in zip(margins, cem_runs(P, days, margins, rng=0, **_cem_kwargs(fast)))}
+
+
+def _trained(margin: float, fast: bool) -> np.ndarray:
+    return _trained_grid(fast)[margin]
 
 
 @lru_cache(maxsize=2)

@@ -189,36 +189,53 @@ def cem(p: CoolingParams, days, *, iterations: int = 15, population: int = 32, e
     distribution is the elites' mean and standard deviation (plus a small noise floor). The
     search starts at ``init`` (default: zero parameters).
     """
+    return cem_runs(p, days, (margin,), iterations=iterations, population=population, elite_frac=elite_frac,
+                    init_std=init_std, init=init, price=price, rng=rng)[0]
+
+
+def cem_runs(p: CoolingParams, days, margins, *, iterations: int = 15, population: int = 32,
+             elite_frac: float = 0.25, init_std: float = 0.5, init: np.ndarray | None = None,
+             price: float = VIOLATION_PRICE, rng=None) -> list[CEMResult]:
+    """Independent :func:`cem` runs, one per safety margin in ``margins``, simulated in lockstep
+    (all populations in one batched rollout). Each run draws from its own ``as_rng(rng)``, so with
+    an integer seed every run equals ``cem(..., margin=m, rng=seed)`` exactly."""
     iterations = check_int(iterations, "iterations", minimum=1)
     population = check_int(population, "population", minimum=4)
     if not 0 < elite_frac < 1:
         raise ValueError(f"elite_frac must lie in (0, 1), got {elite_frac}")
     check_positive(init_std, "init_std")
-    check_positive(margin, "margin", allow_zero=True)
-    g = as_rng(rng)
+    margins = [check_positive(m, "margin", allow_zero=True) for m in np.atleast_1d(margins)]
+    if not margins:
+        raise ValueError("margins must not be empty")
+    gens = [as_rng(rng) for _ in margins]
     power, wet = make_workloads(days, p)
-    n_days = power.shape[0]
-    train_p = dataclasses.replace(p, t_max=p.t_max - margin)
-    power_k, wet_k = np.tile(power, (population, 1, 1, 1, 1)).reshape(-1, *power.shape[1:]), np.tile(wet, (population, 1))
+    n_days, runs = power.shape[0], len(margins)
+    k = runs * population
+    power_k, wet_k = np.tile(power, (k, 1, 1, 1, 1)).reshape(-1, *power.shape[1:]), np.tile(wet, (k, 1))
+    limits = np.repeat([p.t_max - m for m in margins], population * n_days)
     n = SharedLinearPolicy.n_params(p)
-    mean = np.zeros(n) if init is None else np.asarray(init, float).copy()
-    if mean.shape != (n,) or not np.all(np.isfinite(mean)):
-        raise ValueError(f"init must be {n} finite numbers, got shape {mean.shape}")
-    std = np.full(n, init_std)
+    start = np.zeros(n) if init is None else np.asarray(init, float).copy()
+    if start.shape != (n,) or not np.all(np.isfinite(start)):
+        raise ValueError(f"init must be {n} finite numbers, got shape {start.shape}")
+    mean, std = [start.copy() for _ in margins], [np.full(n, init_std) for _ in margins]
     n_elite = max(2, int(round(elite_frac * population)))
-    hist, best, best_score = [], mean.copy(), np.inf
+    hist, best, best_score = [[] for _ in margins], [start.copy() for _ in margins], [np.inf] * runs
     for it in range(iterations):
-        cand = mean + std * g.standard_normal((population, n))
-        cand[0] = mean if it else cand[0]
-        out = rollout(SharedLinearPolicy(cand, p), power_k, wet_k, train_p)
-        scores = np.median(training_score(out, price).reshape(population, n_days), axis=1)
-        order = np.argsort(scores)
-        if scores[order[0]] < best_score:
-            best, best_score = cand[order[0]].copy(), float(scores[order[0]])
-        elite = cand[order[:n_elite]]
-        mean, std = elite.mean(axis=0), elite.std(axis=0) + 0.02 * init_std
-        hist.append((scores[order[0]], scores[order[:n_elite]].mean()))
-    return CEMResult(best, np.array(hist), iterations * population * n_days)
+        cands = []
+        for r, g in enumerate(gens):
+            cand = mean[r] + std[r] * g.standard_normal((population, n))
+            cand[0] = mean[r] if it else cand[0]
+            cands.append(cand)
+        out = rollout(SharedLinearPolicy(np.concatenate(cands), p), power_k, wet_k, p, t_max=limits)
+        all_scores = np.median(training_score(out, price).reshape(runs, population, n_days), axis=2)
+        for r, (cand, scores) in enumerate(zip(cands, all_scores)):
+            order = np.argsort(scores)
+            if scores[order[0]] < best_score[r]:
+                best[r], best_score[r] = cand[order[0]].copy(), float(scores[order[0]])
+            elite = cand[order[:n_elite]]
+            mean[r], std[r] = elite.mean(axis=0), elite.std(axis=0) + 0.02 * init_std
+            hist[r].append((scores[order[0]], scores[order[:n_elite]].mean()))
+    return [CEMResult(best[r], np.array(hist[r]), iterations * population * n_days) for r in range(runs)]
 
 
 # --------------------------------------------------------------------------- distillation

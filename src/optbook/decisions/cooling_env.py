@@ -231,16 +231,23 @@ def initial_temps(power0: np.ndarray, p: CoolingParams) -> np.ndarray:
 
 
 def rollout(policy, power: np.ndarray, wetbulb: np.ndarray, p: CoolingParams = CoolingParams(),
-            record: bool = False) -> dict[str, np.ndarray]:
+            record: bool = False, t_max: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Run ``policy`` (obs ``(B, n_obs)`` -> actions ``(B, n_act)``; optional ``reset(batch)``)
     on a batch of days. Returns energy (kWh), violation (K*min above ``t_max``, summed over blade
-    groups) and peak temperature per day, and with ``record`` the trajectories."""
+    groups) and peak temperature per day, and with ``record`` the trajectories. ``t_max`` (shape
+    ``(B,)``, optional) gives each day its own limit for the violation (default ``p.t_max``)."""
     power = np.asarray(power, float)
     if power.ndim != 4 or power.shape[1:] != (p.horizon, p.n_cabinets, p.n_blades):
         raise ValueError(f"power must have shape (B, {p.horizon}, {p.n_cabinets}, {p.n_blades}), got {power.shape}")
     if np.shape(wetbulb) != power.shape[:2]:
         raise ValueError(f"wetbulb must have shape {power.shape[:2]}, got {np.shape(wetbulb)}")
     b = power.shape[0]
+    limit = p.t_max
+    if t_max is not None:
+        limit = np.asarray(t_max, dtype=float)
+        if limit.shape != (b,) or not np.all(np.isfinite(limit)):
+            raise ValueError(f"t_max must be {b} finite numbers, got shape {limit.shape}")
+        limit = limit[:, None, None]
     if hasattr(policy, "reset"):
         policy.reset(b)
     temps = initial_temps(power[:, 0], p)
@@ -251,7 +258,7 @@ def rollout(policy, power: np.ndarray, wetbulb: np.ndarray, p: CoolingParams = C
         act = np.asarray(policy(obs), dtype=float)
         temps, info = step_physics(temps, act, power[:, t], wetbulb[:, t], p)
         energy += (info["fan"] + info["pump"]) * p.dt / 3600.0
-        viol += np.maximum(temps - p.t_max, 0.0).sum(axis=(1, 2)) * p.dt / 60.0
+        viol += np.maximum(temps - limit, 0.0).sum(axis=(1, 2)) * p.dt / 60.0
         peak = np.maximum(peak, temps.max(axis=(1, 2)))
         if record:
             for k in ("fan", "pump", "ts", "t_ct", "flow", "heat"):
