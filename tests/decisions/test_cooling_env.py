@@ -201,3 +201,13 @@ def test_tree_policy_predicts_as_sklearn_does():
     ct = DecisionTreeRegressor(max_depth=4, random_state=0).fit(xt, rng.normal(size=300))
     assert np.array_equal(cc._predict(cab, x), cab.predict(x))
     assert np.array_equal(cc._predict(ct, xt), ct.predict(xt))
+
+
+def test_lockstep_cem_runs_equal_separate_runs():
+    runs = cc.cem_runs(P, [100], (0.0, 2.0), iterations=2, population=4, rng=3)
+    for m, r in zip((0.0, 2.0), runs):
+        assert np.array_equal(r.theta, cc.cem(P, [100], iterations=2, population=4, margin=m, rng=3).theta)
+    with pytest.raises(ValueError, match="margins"):
+        cc.cem_runs(P, [100], (), iterations=1, population=4)
+    with pytest.raises(ValueError, match="t_max"):
+        ce.rollout(cc.RulePolicy(P), *ce.make_workloads([0]), P, t_max=np.ones(2))
