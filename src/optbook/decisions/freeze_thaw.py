@@ -180,8 +180,9 @@ class ParticleLC:
 
     ``prior`` is (P, 4) (one prior for all configurations) or (N, P, 4) (one per configuration,
     e.g. :func:`knn_prior`). Given the observed prefix of a curve, particles are weighted by the
-    Gaussian likelihood with width ``lik_sd`` and resampled; future epochs are the resampled
-    curves plus observation noise ``noise_sd``. (A CPU stand-in for the paper's meta-trained
+    Gaussian likelihood with width ``lik_sd`` and resampled, each resampled particle moved by a
+    Gaussian step of ``jitter`` times the broad prior's width (a regularised particle filter);
+    future epochs are the resampled curves plus observation noise ``noise_sd``. (A CPU stand-in for the paper's meta-trained
     transformer, which it is not.)
     """
 
@@ -189,6 +190,7 @@ class ParticleLC:
     T: int
     noise_sd: float = 0.01
     lik_sd: float = 0.02
+    jitter: float = 0.0
     curves: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -200,6 +202,7 @@ class ParticleLC:
         self.T = check_int(self.T, "T", minimum=1)
         self.noise_sd = check_positive(self.noise_sd, "noise_sd", allow_zero=True)
         self.lik_sd = check_positive(self.lik_sd, "lik_sd")
+        self.jitter = check_in_range(self.jitter, "jitter", 0.0, 1.0, closed=(True, False))
         self.curves = curve(self.prior, self.T)  # (P, T) or (N, P, T)
 
     def weights(self, Y: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -223,8 +226,16 @@ class ParticleLC:
         cum = np.cumsum(self.weights(Y, counts), axis=1)
         cum[:, -1] = 1.0
         idx = (cum[:, None, :] < u[None, :, None]).sum(-1)  # (N, S) inverse-CDF resampling
-        F = np.broadcast_to(self.curves, (Y.shape[0],) + self.curves.shape[-2:])
-        return np.take_along_axis(F, idx[:, :, None], axis=1) + self.noise_sd * z[None]
+        if self.jitter == 0:
+            F = np.broadcast_to(self.curves, (Y.shape[0],) + self.curves.shape[-2:])
+            return np.take_along_axis(F, idx[:, :, None], axis=1) + self.noise_sd * z[None]
+        # Regularised resampling: move each resampled particle by a small kernel step (the same
+        # normals for every configuration), so that a few heavy particles do not fake certainty.
+        P = np.broadcast_to(self.prior, (Y.shape[0],) + self.prior.shape[-2:])
+        theta = np.take_along_axis(P, idx[:, :, None], axis=1)
+        width = BROAD_BOX[:, 1] - BROAD_BOX[:, 0]
+        theta = np.clip(theta + self.jitter * width * g.standard_normal((S, 4))[None], BROAD_BOX[:, 0], BROAD_BOX[:, 1])
+        return curve(theta, self.T) + self.noise_sd * z[None]
 
 
 def _check_obs(Y: Any, counts: Any, T: int) -> tuple[np.ndarray, np.ndarray]:
@@ -370,6 +381,10 @@ class FreezeThawEI:
 
     def reset(self) -> None:
         self.inner.reset()
+
+    @property
+    def log(self) -> dict[str, list[float]]:
+        return self.inner.log
 
     def select(self, s: State, rng: np.random.Generator) -> int | None:
         return self.inner.select(s, rng)

@@ -1,0 +1,44 @@
+"""Chapter 31's experiment design: calibration of the surrogate, fair tuning, held-out tasks."""
+import numpy as np
+
+from optbook.decisions import freeze_thaw as ft
+from optbook.decisions import freeze_thaw_chapter as ch
+
+
+def _coverage(sur, tasks, prefixes=(1, 4, 10)):
+    hits = total = 0
+    for tid in tasks:
+        held = ch.task(tid)
+        for k in prefixes:
+            S = sur.sample(held, np.full(ch.N_CONFIGS, k), 400, rng=2)
+            lo, hi = np.percentile(S[:, :, k:], [5, 95], axis=1)
+            hits += np.sum((held[:, k:] >= lo) & (held[:, k:] <= hi))
+            total += held[:, k:].size
+    return hits / total
+
+
+def test_surrogate_90_percent_bands_are_calibrated_on_held_out_tasks():
+    assert 0.82 <= _coverage(ch.surrogate(), ch.TUNING_TASKS) <= 0.98
+    # the bare kNN prior (no defensive particles, sharp likelihood, no jitter) is overconfident
+    bare = ft.ParticleLC(ch.benchmark()["transfer"][:, :ch.K_PRIOR], ch.T, lik_sd=0.02)
+    assert _coverage(bare, ch.TUNING_TASKS) < 0.75
+
+
+def test_tasks_are_held_out_and_grids_have_one_size():
+    groups = [set(ch.META_TRAIN), set(ch.TUNING_TASKS), set(ch.CLAIM_TASKS), {ch.DEMO_TASK}]
+    assert sum(len(g) for g in groups) == len(set().union(*groups))
+    assert len({len(next(iter(g.values()))) for g in ch.GRIDS.values()}) == 1
+    assert len(ch.CLAIM_TASKS) >= 5
+
+
+def test_cost_free_trajectories_are_shared_across_alpha():
+    a = ch.run("random search", (("epochs", 10),), 0.2, ch.TUNING_TASKS[0])
+    b = ch.run("random search", (("epochs", 10),), 0.4, ch.TUNING_TASKS[0])
+    assert a is b and a.stop_budget == ch.BUDGET
+
+
+def test_figures_build():
+    for fig in (ch.utility_figure(0.4, 2.0), ch.freeze_thaw_figure(0.0), ch.fan_figure(5), ch.threshold_figure()):
+        assert len(fig.data) >= 3
+    d = ch.fan(3)
+    assert d["gain"].shape == (ch.T - 3,) and np.all(d["gain"] >= 0)
