@@ -5,23 +5,11 @@ from optbook.decisions import freeze_thaw as ft
 from optbook.decisions import freeze_thaw_chapter as ch
 
 
-def _coverage(sur, tasks, prefixes=(1, 4, 10)):
-    hits = total = 0
-    for tid in tasks:
-        held = ch.task(tid)
-        for k in prefixes:
-            S = sur.sample(held, np.full(ch.N_CONFIGS, k), 400, rng=2)
-            lo, hi = np.percentile(S[:, :, k:], [5, 95], axis=1)
-            hits += np.sum((held[:, k:] >= lo) & (held[:, k:] <= hi))
-            total += held[:, k:].size
-    return hits / total
-
-
 def test_surrogate_90_percent_bands_are_calibrated_on_held_out_tasks():
-    assert 0.82 <= _coverage(ch.surrogate(), ch.TUNING_TASKS) <= 0.98
+    assert 0.82 <= ch.coverage(ch.surrogate(), ch.TUNING_TASKS) <= 0.98
     # the bare kNN prior (no defensive particles, sharp likelihood, no jitter) is overconfident
     bare = ft.ParticleLC(ch.benchmark()["transfer"][:, :ch.K_PRIOR], ch.T, lik_sd=0.02)
-    assert _coverage(bare, ch.TUNING_TASKS) < 0.75
+    assert ch.coverage(bare, ch.TUNING_TASKS) < 0.75
 
 
 def test_tasks_are_held_out_and_grids_have_one_size():
