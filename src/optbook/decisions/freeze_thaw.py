@@ -19,8 +19,7 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import expit
-from scipy.stats import beta as beta_dist
+from scipy.special import betainc, expit
 
 from ..core import as_rng, check_in_range, check_int, check_positive, check_real
 
@@ -94,9 +93,9 @@ def curve(theta: Any, T: int) -> np.ndarray:
     if theta.shape[-1:] != (4,):
         raise ValueError(f"theta must have last dimension 4 {PARAMS}, got shape {theta.shape}")
     T = check_int(T, "T", minimum=1)
-    t = np.arange(1, T + 1, dtype=float)
+    log_t = np.log(np.arange(1, T + 1, dtype=float))
     yi, y0, lw, k = (theta[..., j, None] for j in range(4))
-    return yi - (yi - y0) * np.exp(-((t / np.exp(lw)) ** k))
+    return yi - (yi - y0) * np.exp(-np.exp(k * (log_t - lw)))  # (t / omega)^kappa via one exp
 
 
 def broad_prior(n: int, rng: Any = None) -> np.ndarray:
@@ -208,13 +207,17 @@ class ParticleLC:
     def weights(self, Y: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """Posterior particle weights (N, P) given the observed prefixes (``Y[i, :counts[i]]``)."""
         Y, counts = _check_obs(Y, counts, self.T)
-        obs = np.arange(self.T)[None, :] < counts[:, None]
-        F = np.broadcast_to(self.curves, (Y.shape[0],) + self.curves.shape[-2:])
-        r = np.where(obs[:, None, :], np.nan_to_num(Y)[:, None, :] - F, 0.0)
-        ll = -0.5 * (r ** 2).sum(-1) / self.lik_sd ** 2
-        ll -= ll.max(axis=1, keepdims=True)  # shift before exponentiating
-        w = np.exp(ll)
-        return w / w.sum(axis=1, keepdims=True)
+        seen = np.flatnonzero(counts)  # unobserved configurations keep uniform weights
+        w = np.full((Y.shape[0], self.curves.shape[-2]), 1.0 / self.curves.shape[-2])
+        if seen.size:
+            obs = np.arange(self.T)[None, :] < counts[seen, None]
+            F = self.curves[seen] if self.curves.ndim == 3 else self.curves[None]
+            r = np.where(obs[:, None, :], np.nan_to_num(Y[seen])[:, None, :] - F, 0.0)
+            ll = -0.5 * (r ** 2).sum(-1) / self.lik_sd ** 2
+            ll -= ll.max(axis=1, keepdims=True)  # shift before exponentiating
+            e = np.exp(ll)
+            w[seen] = e / e.sum(axis=1, keepdims=True)
+        return w
 
     def sample(self, Y: Any, counts: Any, n_samples: int, rng: Any = None) -> np.ndarray:
         """Joint sample curves (N, S, T) for every configuration, with common random numbers:
@@ -296,8 +299,12 @@ def stop_threshold(p: Any, tau: float = 0.2, beta_s: float = -1.0) -> np.ndarray
     p = np.asarray(p, dtype=float)
     if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
         raise ValueError("p must lie in [0, 1]")
+    return _threshold(p, tau, beta_s)
+
+
+def _threshold(p: Any, tau: float, beta_s: float) -> np.ndarray:
     a = np.exp(beta_s)
-    return beta_dist.cdf(p, a, a) ** (-np.log2(tau))
+    return betainc(a, a, p) ** (-np.log2(tau))  # the Beta(a, a) CDF
 
 
 def normalised_regret(u_max: float, u_min: float, u_now: float) -> float:
@@ -366,7 +373,7 @@ class CFBO:
             self.u_min = float(utility(s.budget, s.best, self.alpha, self.c, s.budget))
         self.u_max = max(self.u_max, u_now)
         r = normalised_regret(self.u_max, self.u_min, u_now)
-        rhs = self.tau if self.threshold == "constant" else float(stop_threshold(p[i], self.tau, self.beta_s))
+        rhs = self.tau if self.threshold == "constant" else float(_threshold(p[i], self.tau, self.beta_s))
         self.log["r"].append(r), self.log["rhs"].append(rhs), self.log["p"].append(float(p[i]))
         return None if (self.stop and r >= rhs) else i
 
