@@ -499,6 +499,24 @@ def threshold_figure(alpha: float = 0.2) -> go.Figure:
     return fig
 
 
+def utility_paths_figure(alpha: float = 0.2) -> go.Figure:
+    """The utility U(b, best so far) along CFBO's run and the baselines' (default settings) on the
+    demo task; CFBO's line ends where it stops, the baselines spend the budget."""
+    curves = task(DEMO_TASK)
+    fig = go.Figure()
+    hi, _ = oracle_bounds(curves, alpha, C, BUDGET)
+    for j, m in enumerate(("CFBO",) + BASELINES):
+        r = demo(alpha)["run"] if m == "CFBO" else run(m, DEFAULTS[m], alpha, DEMO_TASK)
+        b = np.arange(1, r.stop_budget + 1)
+        fig.add_trace(go.Scatter(x=b, y=utility(b, r.best, alpha, C, BUDGET), mode="lines", name=m,
+                                 **line_style(j, width=3.0 if m == "CFBO" else 2.0)))
+    fig.add_trace(go.Scatter(x=[0, BUDGET], y=[hi, hi], mode="lines", name="oracle u*_max",
+                             line=dict(color="grey", dash="dot")))
+    base_layout(fig, title=f"Utility along each search on one task (α = {alpha:g}, c = 1)", height=460,
+                xaxis_title="epochs spent b", yaxis_title="utility U(b, ỹ_b)")
+    return fig
+
+
 def regret_figure(res_details: dict) -> go.Figure:
     """Per-task normalised regret of every method, both alphas (the claim's measurements)."""
     fig = go.Figure()
