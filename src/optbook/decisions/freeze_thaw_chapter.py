@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..claims import Criterion, Measured, claim
-from ..core import Tuning, check_in_range, grid_search
+from ..core import Tuning, check_in_range, check_int, check_positive, grid_search
 from ..viz import SliderStep, base_layout, color_for, frame_note, slider_figure
 from ..viz.style import line_style
 from ..widgets import Explorer, Slider
@@ -298,7 +298,7 @@ def demo_table() -> dict:
 
 def demo(alpha: float, c: float = 1.0) -> dict:
     """CFBO's run on the demo task at this utility (from :func:`demo_table`)."""
-    key = (float(alpha), float(c))
+    key = (check_in_range(alpha, "alpha", 0.0, 1.0, closed=(True, True)), check_positive(c, "c"))
     table = demo_table()
     if key not in table:
         raise ValueError(f"(alpha, c) must be among {sorted(table)}, got {key}")
@@ -418,6 +418,9 @@ FAN_CONFIG = 18
 def fan(prefix: int, alpha: float = 0.2, b: int = 30, best: float = 0.55) -> dict:
     """Sample curves of one configuration after ``prefix`` observed epochs and the expected
     utility gain against the lookahead (the incumbent and budget fixed for the picture)."""
+    prefix = check_int(prefix, "prefix")
+    if prefix >= T:
+        raise ValueError(f"prefix must be below T = {T}, got {prefix}")
     curves = task(DEMO_TASK)[FAN_CONFIG:FAN_CONFIG + 1]
     Y = np.full((1, T), np.nan)
     Y[0, :prefix] = curves[0, :prefix]
@@ -474,7 +477,8 @@ def fan_slider_figure() -> go.Figure:
 
 
 def fan_figure(prefix: int = 3) -> go.Figure:
-    fig = go.Figure(_fan_traces(int(prefix)), layout=_fan_layout(int(prefix)))
+    prefix = check_int(prefix, "prefix")
+    fig = go.Figure(_fan_traces(prefix), layout=_fan_layout(prefix))
     base_layout(fig, title="Lookahead acquisition", height=500)
     return _fan_axes(fig)
 
