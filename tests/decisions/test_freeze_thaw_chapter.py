@@ -30,3 +30,13 @@ def test_figures_build():
         assert len(fig.data) >= 3
     d = ch.fan(3)
     assert d["gain"].shape == (ch.T - 3,) and np.all(d["gain"] >= 0)
+
+
+def test_cfbo_stops_at_the_first_crossing_of_the_threshold():
+    # the rule stops before the next epoch as soon as r_b >= F(p)^gamma, never later
+    r = ch.run("CFBO", (("tau", 0.2),), 0.4, ch.DEMO_TASK)
+    reg, rhs = np.array(r.log["r"]), np.array(r.log["rhs"])
+    assert r.stopped and r.stop_budget < ch.BUDGET
+    assert reg[-1] >= rhs[-1] and np.all(reg[:-1] < rhs[:-1])
+    # and a fixed stop budget never beats the oracle: the truncated regret is >= 0
+    assert ch._truncated_regret("random search", (("epochs", 10),), 0.4, ch.DEMO_TASK, 30) >= 0
