@@ -152,7 +152,7 @@ def test_a_diverged_method_ranks_last_and_the_table_says_so():
     r = _result([_entry("blew up", [np.nan, 0.1, 0.1]), _entry("steady", [0.3, 0.3, 0.3])])
     assert [e.solver.name for e in r.ranking()] == ["steady", "blew up"]
     assert "fewer than two" in r.verdict()
-    assert r.rows()[0]["method"] == "steady"
+    assert r.rows()[0]["method"] == "steady (ch01)"
 
 
 def test_median_curve_reads_each_run_as_a_step_function():

@@ -102,7 +102,7 @@ SMOOTH_SOLVERS = [
     Solver("joint GD", "03", "reduction_maps.gradient_descent", _joint_gd, {"step": [0.5, 1, 1.9]},
            note="step/L"),
     Solver("reduced GD", "03", "reduced_gradient_descent", _reduced_gd, {"step": [0.5, 1, 1.9]},
-           note="bias eliminated in closed form: step/L of the centred problem"),
+           note="bias eliminated in closed form"),
 ]
 
 
@@ -157,11 +157,11 @@ def _fw(o, x0, record, seed, L):
 
 
 CONSTRAINED_SOLVERS = [
-    Solver("Hom-PGD", "10", "hom_pgd", _hom_pgd, {"eta": [0.003, 0.01, 0.03]}, note="no projection; latent step eta/L"),
+    Solver("Hom-PGD", "10", "hom_pgd", _hom_pgd, {"eta": [0.003, 0.01, 0.03]}, note="no projection"),
     Solver("PGD (exact projection)", "10", "pgd_projection", _pgd, {"eta": [0.5, 1, 1.9]},
-           note="a QP per step: eta/L"),
+           note="a QP per step"),
     Solver("away-step Frank-Wolfe", "10", "frank_wolfe(variant='away')", _fw, {"L": [0.1, 0.3, 1]},
-           note="an LP per step; short step with L times ||Q||"),
+           note="an LP per step"),
 ]
 
 
@@ -208,7 +208,7 @@ ZO_SOLVERS = [
     Solver("MeZO", "16", "MeZO (torch.optim)", _zo_torch(MeZO, eps=1e-3), {"lr": [1e-4, 2e-4, 4e-4]},
            note="2 evaluations per step"),
     Solver("Gaussian two-point", "15", "gaussian_smoothing_gradient", _two_point,
-           {"step": [1e-4, 2e-4, 4e-4]}, note="ch15's classical twin of the quantum estimator"),
+           {"step": [1e-4, 2e-4, 4e-4]}, note="classical twin of ch15's quantum estimator"),
 ]
 
 

@@ -259,20 +259,23 @@ class RaceResult:
         return sorted(self.entries, key=lambda e: e.key(self.problem.target))
 
     def rows(self) -> list[dict[str, Any]]:
-        """One table row per method, best first."""
+        """One table row per method, best first: the tuned setting (and whether it sits on the
+        grid's edge), the median final score and its range over seeds, the median budget spent to
+        reach the target, the method's median seconds per run, and the solver's note."""
+        p = self.problem
         out = []
         for e in self.ranking():
             f = e.finals
+            label = e.solver.name + (f" (ch{e.solver.chapter})" if e.solver.chapter != "-" else "")
+            to_target = e.to_target(p.target)
             out.append({
-                "method": e.solver.name, "chapter": e.solver.chapter,
-                "tuned setting": ", ".join(f"{k}={v:g}" for k, v in e.tuning.best.items()),
-                f"{self.problem.metric} (median)": e.median,
-                "range over seeds": (f"{np.nanmin(f):.3g} to {np.nanmax(f):.3g}" if np.any(np.isfinite(f)) else "diverged"),
-                f"{self.problem.unit}s to {self.problem.metric} <= {self.problem.target:g}":
-                    (f"{e.to_target(self.problem.target):.0f}" if np.isfinite(e.to_target(self.problem.target))
-                     else "not reached"),
-                "seconds": e.seconds,
-                "grid edge": "yes" if e.tuning.on_edge() else "no",
+                "method": label,
+                "tuned": ", ".join(f"{k}={v:g}" for k, v in e.tuning.best.items())
+                         + (" (grid edge)" if e.tuning.on_edge() else ""),
+                f"{p.metric}, median": e.median,
+                "range": (f"{np.nanmin(f):.2g} to {np.nanmax(f):.2g}" if np.any(np.isfinite(f)) else "diverged"),
+                f"{p.unit}s to {p.target:g}": f"{to_target:.0f}" if np.isfinite(to_target) else "-",
+                "seconds": f"{e.seconds:.2g}",
                 "note": e.solver.note,
             })
         return out
