@@ -24,6 +24,10 @@ from .core import check_positive
 
 #: What a recorded file is named: the date it was recorded.
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+#: The fields of a result a record keeps: what the diff and the history read, not the claim's
+#: prose (the paper's statement, the criterion, the control), which lives in the code.
+KEPT = ("chapter", "name", "kind", "title", "verdict", "summary", "measured", "holds", "control_holds",
+        "reproduces", "precondition", "margin", "control_margin", "seeds", "fast", "seconds")
 #: The kinds of change, in the order the scoreboard lists them.
 CHANGES = ("verdict changed", "figure changed", "new claim", "dropped claim", "unchanged")
 
@@ -83,7 +87,7 @@ def record(results: Iterable[ClaimResult | Mapping[str, Any]], folder: str | Pat
     path = Path(folder) / f"{date}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"date": date, "versions": dict(versions if versions is not None else environment()),
-           "results": sorted(rows, key=_key)}
+           "results": sorted(({k: d[k] for k in KEPT if k in d} for d in rows), key=_key)}
     path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     return path
 
