@@ -39,3 +39,9 @@ def test_table_rows_best_first():
 def test_bad_input(build):
     with pytest.raises(ValueError, match="result"):
         build("not a race")
+
+
+def test_table_is_cards_on_a_phone_and_drops_the_target_column_without_a_target():
+    html = race_table(_result())._repr_html_()
+    assert "optbook-cards" in html and 'data-label="method"' in html
+    assert not any(k.startswith("calls to") for k in race_table(_result()).rows[0])

@@ -268,16 +268,16 @@ class RaceResult:
             f = e.finals
             label = e.solver.name + (f" (ch{e.solver.chapter})" if e.solver.chapter != "-" else "")
             to_target = e.to_target(p.target)
-            out.append({
+            row = {
                 "method": label,
                 "tuned": ", ".join(f"{k}={v:g}" for k, v in e.tuning.best.items())
                          + (" (grid edge)" if e.tuning.on_edge() else ""),
                 f"{p.metric}, median": e.median,
                 "range": (f"{np.nanmin(f):.2g} to {np.nanmax(f):.2g}" if np.any(np.isfinite(f)) else "diverged"),
-                f"{p.unit}s to {p.target:g}": f"{to_target:.0f}" if np.isfinite(to_target) else "-",
-                "seconds": f"{e.seconds:.2g}",
-                "note": e.solver.note,
-            })
+            }
+            if np.isfinite(p.target):
+                row[f"{p.unit}s to {p.target:g}"] = f"{to_target:.0f}" if np.isfinite(to_target) else "-"
+            out.append({**row, "seconds": f"{e.seconds:.2g}", "note": e.solver.note})
         return out
 
     def verdict(self) -> str:

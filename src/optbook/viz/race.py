@@ -1,13 +1,15 @@
 """The race page's figure and table: every method of one problem class on one budget axis."""
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import plotly.graph_objects as go
 
 from ..race.engine import RaceResult, median_curve
 from .convergence import LOG_FLOOR
 from .style import base_layout, color_for, line_style
-from .tables import RecordsTable
+from .tables import _STYLE, RecordsTable, _row
 
 
 def _rgba(hex_color: str, alpha: float) -> str:
@@ -40,8 +42,25 @@ def race_figure(result: RaceResult, *, height: int = 440) -> go.Figure:
     return fig
 
 
-def race_table(result: RaceResult) -> RecordsTable:
-    """The race's table: one row per method, best first (see :meth:`RaceResult.rows`)."""
-    if not isinstance(result, RaceResult):
-        raise ValueError(f"result must be a RaceResult, got {type(result).__name__}")
-    return RecordsTable(result.rows())
+class RaceTable:
+    """The race's table: one row per method, best first (see :meth:`RaceResult.rows`); on a
+    phone each row becomes a card, every cell led by its column's name."""
+
+    def __init__(self, result: RaceResult):
+        if not isinstance(result, RaceResult):
+            raise ValueError(f"result must be a RaceResult, got {type(result).__name__}")
+        self.rows = result.rows()
+
+    def _repr_html_(self) -> str:
+        head = list(self.rows[0])
+        body = "".join(_row(head, [html.escape(RecordsTable._cell(r[h])) for h in head]) for r in self.rows)
+        header = '<tr class="optbook-head">' + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"
+        return f'{_STYLE}<table class="optbook-claims optbook-cards">{header}{body}</table>'
+
+    def __repr__(self) -> str:
+        return "\n".join("  ".join(f"{k}={RecordsTable._cell(v)}" for k, v in r.items()) for r in self.rows)
+
+
+def race_table(result: RaceResult) -> RaceTable:
+    """The race's table for one problem class (see :class:`RaceTable`)."""
+    return RaceTable(result)

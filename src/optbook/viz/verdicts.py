@@ -58,7 +58,7 @@ class ChangesTable:
             return _STYLE + out
         head = ["claim", "change", "verdict then → now", "headline figure then → now"]
         rows = [_row(head, [html.escape(c.key),
-                            f'<span class="optbook-badge optbook-{_CHANGE_STYLE[c.change]}">{html.escape(c.change)}</span>',
+                            f'<span class="optbook-badge optbook-{_CHANGE_STYLE[c.change]}" style="white-space:nowrap">{html.escape(c.change)}</span>',
                             f"{_cell(c.verdict_before)} → {_cell(c.verdict_after)}",
                             f"{_cell(c.figure_before)} → {_cell(c.figure_after)}"]) for c in self.moved]
         header = '<tr class="optbook-head">' + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
