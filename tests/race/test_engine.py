@@ -204,3 +204,14 @@ def test_constrained_scores_count_infeasibility():
     far = K.x0 + 10.0
     assert inst.score(far) >= K.max_violation(far) > 0
     assert CONSTRAINED_SOLVERS[0].grid_size == CONSTRAINED_SOLVERS[1].grid_size
+
+
+def test_seconds_tell_who_got_there_first_when_both_solved():
+    slow_clock = _entry("few calls", [0.0] * 3, evals=4)
+    for t in slow_clock.traces:
+        t._rows["seconds"][-1] = 2.0                 # fewer calls, but each one dear (a QP per step)
+    r = _result([_entry("many calls", [0.0] * 3, evals=9), slow_clock], target=1e-12)
+    assert r.ranking()[0].solver.name == "few calls"
+    assert "In seconds, many calls gets there first (0.1 s against 2 s)" in r.verdict()
+    row = r.rows()[0]
+    assert row["seconds to 1e-12"] == "2" and row["calls to 1e-12"] == "4"

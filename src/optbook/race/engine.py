@@ -236,6 +236,14 @@ class Entry:
         """Median over seeds of the budget spent to reach ``target`` (inf: not on most seeds)."""
         return float(np.median([evals_to_target(t, target) for t in self.traces]))
 
+    def seconds_to_target(self, target: float) -> float:
+        """Median over seeds of the method's seconds until it reached ``target`` (inf: not on
+        most seeds)."""
+        def one(t):
+            hit = np.flatnonzero(t.objective <= target)
+            return float(t["seconds"][hit[0]]) if hit.size else np.inf
+        return float(np.median([one(t) for t in self.traces]))
+
     def key(self, target: float) -> tuple[float, float]:
         """Sort key: the median final score (floored at ``target``: below it is solved, and
         solved is a tie), then the budget to reach the target; a diverged run ranks last."""
@@ -277,13 +285,16 @@ class RaceResult:
             }
             if np.isfinite(p.target):
                 row[f"{p.unit}s to {p.target:g}"] = f"{to_target:.0f}" if np.isfinite(to_target) else "-"
-            out.append({**row, "seconds": f"{e.seconds:.2g}", "note": e.solver.note})
+                secs = e.seconds_to_target(p.target)
+                row[f"seconds to {p.target:g}"] = f"{secs:.2g}" if np.isfinite(secs) else "-"
+            out.append({**row, "seconds for the budget": f"{e.seconds:.2g}", "note": e.solver.note})
         return out
 
     def verdict(self) -> str:
         """Who wins and how firmly, in words built from the measurements: the winner, the
         runner-up and the gap between them (in score, or in budget to the target when both
-        solved the problem), whether the winner won on every seed, and who was fastest in seconds."""
+        solved the problem), whether the winner won on every seed, and what seconds say: who
+        reached the target first, or who spent the budget quickest."""
         target = self.problem.target
         ranked = [e for e in self.ranking() if np.isfinite(e.median)]
         if len(ranked) < 2:
@@ -304,10 +315,16 @@ class RaceResult:
                 gap = f"{self.problem.metric} lower by {r.median - w.median:.3g} than"
         n = len(w.traces)
         firm = "on every seed" if wins == n else f"but not on every seed (it is ahead on {wins} of {n})"
-        fastest = min(ranked, key=lambda e: e.seconds)
-        speed = (f"It is also the fastest in seconds ({w.seconds:.2g} s per run)." if fastest is w else
-                 f"Fastest in seconds: {fastest.solver.name} ({fastest.seconds:.2g} s per run against "
-                 f"{w.seconds:.2g} s).")
+        if solved:
+            first = min(ranked, key=lambda e: e.seconds_to_target(target))
+            speed = (f"It also gets there first in seconds ({w.seconds_to_target(target):.2g} s)." if first is w else
+                     f"In seconds, {first.solver.name} gets there first ({first.seconds_to_target(target):.2g} s "
+                     f"against {w.seconds_to_target(target):.2g} s).")
+        else:
+            quick = min(ranked, key=lambda e: e.seconds)
+            speed = (f"It is also the quickest to spend the budget ({w.seconds:.2g} s per run)." if quick is w else
+                     f"{quick.solver.name} spends the budget in the fewest seconds ({quick.seconds:.2g} s per run, "
+                     f"against {w.seconds:.2g} s for {w.solver.name}).")
         return (f"{w.solver.name} wins on {self.problem.name} within {self.problem.budget} {self.problem.unit}s: "
                 f"{gap} the runner-up {r.solver.name}, {firm}. {speed}")
 
