@@ -45,3 +45,10 @@ def test_table_is_cards_on_a_phone_and_drops_the_target_column_without_a_target(
     html = race_table(_result())._repr_html_()
     assert "optbook-cards" in html and 'data-label="method"' in html
     assert not any(k.startswith("calls to") for k in race_table(_result()).rows[0])
+
+
+def test_table_text_is_escaped_once():
+    res = _result()
+    res.entries[0].solver = Solver("a", "02", "-", lambda *a: None, {"lr": [1]}, note="ch15's <twin>")
+    html = race_table(res)._repr_html_()
+    assert "ch15&#x27;s &lt;twin&gt;" in html and "&amp;" not in html

@@ -53,7 +53,7 @@ class RaceTable:
 
     def _repr_html_(self) -> str:
         head = list(self.rows[0])
-        body = "".join(_row(head, [html.escape(RecordsTable._cell(r[h])) for h in head]) for r in self.rows)
+        body = "".join(_row(head, [RecordsTable._cell(r[h]) for h in head]) for r in self.rows)   # _cell escapes
         header = '<tr class="optbook-head">' + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"
         return f'{_STYLE}<table class="optbook-claims optbook-cards">{header}{body}</table>'
 
