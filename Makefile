@@ -9,7 +9,7 @@ export OPENBLAS_NUM_THREADS := 1
 export OMP_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 
-.PHONY: book test unit browser serve notebooks bench clean page warm
+.PHONY: book test unit browser serve notebooks bench clean page warm record-verdicts
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -45,14 +45,17 @@ _assets/mathjax/tex-chtml.js: $(STAMP)
 	cp -r "$$($(BIN)/python -c 'import mathjax, pathlib; print(pathlib.Path(mathjax.__path__[0]) / "static" / "mathjax" / "es5")')" _assets/mathjax
 	touch $@
 
-# The execution cache keys on notebook code only, not on src/: drop it whenever src/ changed, and
-# Sphinx's saved environment with it (else Sphinx sees no changed page and executes nothing).
+# The execution cache keys on notebook code only, not on src/ nor on the installed packages: drop it
+# whenever src/ or any installed version changed (`pip freeze`, our own editable install left out, as
+# src/ covers it), and Sphinx's saved environment with it (else Sphinx sees no changed page and
+# executes nothing): a dependency upgrade that moves a number re-executes every chapter.
 # Chapters record their full-size claim results in _build/claims for the scoreboard page; only the
 # build sets OPTBOOK_CLAIMS_DIR, so the fast results of `make unit` never stand in for them.
 book: $(STAMP) $(PLOTLY_JS) _assets/mathjax/tex-chtml.js warm
-	@hash=$$(find src pyproject.toml -type f \( -name '*.py' -o -name '*.txt' -o -name pyproject.toml \) | sort | xargs cat | sha256sum | cut -c1-16); \
+	@hash=$$({ find src pyproject.toml -type f \( -name '*.py' -o -name '*.txt' -o -name pyproject.toml \) | sort | xargs cat; \
+	          $(BIN)/pip freeze --exclude-editable; } | sha256sum | cut -c1-16); \
 	if [ "$$(cat _build/.src-hash 2>/dev/null)" != "$$hash" ]; then \
-	  echo "src/ changed: re-executing every chapter"; \
+	  echo "src/ or the installed packages changed: re-executing every chapter"; \
 	  rm -rf _build/.jupyter_cache _build/claims _build/.doctrees; \
 	fi; \
 	mkdir -p _build; \
@@ -88,6 +91,13 @@ serve:
 
 notebooks: $(STAMP)
 	$(BIN)/jupytext --to ipynb book/part*/[0-9][0-9]-*.md
+
+# The full-size claim results of the last `make book` (_build/claims) recorded as
+# book/verdicts/<date>.json, with the package versions they were measured with; commit the file, and
+# the scoreboard shows every later change of verdict or headline figure against it. Where no build
+# left results, RUN=1 runs every claim at full size here instead (long).
+record-verdicts: $(STAMP)
+	$(BIN)/python -m optbook verdicts record --from _build/claims --out book/verdicts $(if $(RUN),--run)
 
 bench: $(STAMP)
 	$(BIN)/python -m optbook bench

@@ -182,8 +182,19 @@ class ChapterMap(SphinxDirective):
         return [box]
 
 
+#: Pages that show the date of the build (the execution status page): read and written on every
+#: build, though their source did not change, so the date is never that of an earlier build.
+ALWAYS_REBUILT = ("book/status",)
+
+
+def rebuild_dated_pages(app, env, added, changed, removed):
+    """Sphinx's env-get-outdated hook: the dated pages are always outdated."""
+    return [d for d in ALWAYS_REBUILT if d in env.found_docs]
+
+
 def setup(app):
     app.add_directive("optbook-map", ChapterMap)
+    app.connect("env-get-outdated", rebuild_dated_pages)
     app.connect("doctree-read", replace_explorer_cells)
     app.connect("html-page-context", page_assets, priority=900)  # after sphinx.ext.mathjax adds its files
     app.connect("build-finished", write_theme)

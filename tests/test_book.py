@@ -266,3 +266,34 @@ def test_page_on_a_phone_in_dark_mode(page, server, browser):
         first.screenshot(path=str(SHOTS / f"{name}-phone-dark-figure1.png"))
     ctx.close()
     assert not log["errors"], f"{page}: console errors: {log['errors']}"
+
+
+#: Book-level pages (outside the parts) and what each must show, by CSS selector and least count.
+BOOK_PAGES = {
+    "race.html": [("figure.optbook-figure", 4), ("table.optbook-claims", 4)],   # a table and a figure per class
+    "status.html": [("table", 2)],                                              # execution table, versions
+    "scoreboard.html": [("table.optbook-claims", 1)],
+}
+
+
+def _book_page(name: str) -> str | None:
+    return next((p for p in _pages() if p == name or p.endswith("/" + name)), None)
+
+
+@pytest.mark.parametrize("name", [n for n in BOOK_PAGES if not os.environ.get("OPTBOOK_HTML") or _book_page(n)])
+def test_book_level_page_shows_its_content(name, server, browser):
+    page = _book_page(name)
+    assert page, f"{name} was not built: is it in _toc.yml?"
+    ctx, tab, log = _open(browser, server, page, width=1280, height=900)
+    _draw_all(tab)
+    for selector, least in BOOK_PAGES[name]:
+        n = tab.evaluate(f"document.querySelectorAll({json.dumps(selector)}).length")
+        assert n >= least, f"{page}: {n} × {selector}, expected at least {least}"
+    if name == "status.html":
+        # myst-nb's execution table: one row per executed page, every chapter of this build among them.
+        rows = tab.evaluate("Array.from(document.querySelectorAll('table')).find(t => /Run Time/.test(t.textContent))"
+                            "?.querySelectorAll('tbody tr').length || 0")
+        assert rows >= max(1, sum(_is_chapter(p) for p in _pages())), f"{page}: execution table has {rows} rows"
+        assert re.search(r"Built on\s+\w+", tab.inner_text("main")), f"{page}: no build date"
+    ctx.close()
+    assert not log["errors"], f"{page}: console errors: {log['errors']}"

@@ -1,4 +1,4 @@
-"""Command line: ``python -m optbook claims | list | notebook | bench | warm``."""
+"""Command line: ``python -m optbook claims | list | notebook | bench | warm | verdicts``."""
 from __future__ import annotations
 
 import argparse
@@ -111,6 +111,36 @@ def _cmd_warm(args) -> int:
     return 0
 
 
+def _cmd_verdicts(args) -> int:
+    """Record the full-size claim results by date, or show what changed since the last record."""
+    from . import verdicts
+
+    found = claims.load_results(args.source) if Path(args.source).is_dir() else []
+    if args.action == "record":
+        if not found and not args.run:
+            print(f"no claim results in {args.source}: build the book first (make book), or pass --run "
+                  "to run every claim at full size here (long)", file=sys.stderr)
+            return 2
+        results = found or claims.run()
+        path = verdicts.record(results, args.out, date=args.date)
+        print(f"recorded {len(results)} claims in {path}")
+        return 0
+    against = Path(args.against) if args.against else verdicts.latest(args.out)
+    if against is None:
+        print(f"no recorded verdicts in {args.out}", file=sys.stderr)
+        return 2
+    if not found:
+        print(f"no claim results in {args.source}: build the book first (make book)", file=sys.stderr)
+        return 2
+    changes = verdicts.diff(verdicts.load(against), found)
+    for c in changes:
+        if c.change != "unchanged":
+            print(f"{c.key:40s} {c.change:16s} {c.verdict_before} -> {c.verdict_after}; "
+                  f"{c.figure_before} -> {c.figure_after}")
+    print(f"{sum(c.change == 'unchanged' for c in changes)} of {len(changes)} claims unchanged since {against.name}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m optbook", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -136,6 +166,15 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=_cmd_bench)
     p = sub.add_parser("warm", help="train and cache the tiny language models of Part VII")
     p.set_defaults(func=_cmd_warm)
+    p = sub.add_parser("verdicts", help="record the full-size claim results by date, or diff against the last record")
+    p.add_argument("action", choices=("record", "diff"))
+    p.add_argument("--from", dest="source", default="_build/claims",
+                   help="folder of full-size results the book build wrote (default _build/claims)")
+    p.add_argument("--out", default="book/verdicts", help="folder of recorded files (default book/verdicts)")
+    p.add_argument("--date", help="YYYY-MM-DD (default today, UTC)")
+    p.add_argument("--against", help="a recorded file to diff against (default the latest)")
+    p.add_argument("--run", action="store_true", help="record: run every claim at full size if --from is empty")
+    p.set_defaults(func=_cmd_verdicts)
     args = ap.parse_args(argv)
     if args.cmd == "notebook" and args.timeout <= 0:
         ap.error(f"--timeout must be positive, got {args.timeout}")

@@ -350,8 +350,8 @@ def _call(c: Claim, fast: bool, control: bool) -> Measured:
 def run_claim(key: str | Claim, fast: bool = False, *, with_control: bool = True) -> ClaimResult:
     """Run one claim, and for a reproduction its control at the same size, and time them.
 
-    During the book build (``OPTBOOK_CLAIMS_DIR`` set) the result is also written there as JSON
-    for the scoreboard page.
+    During the book build (``OPTBOOK_CLAIMS_DIR`` set) a full-size result is also written there as
+    JSON for the scoreboard page (a fast one never is).
     """
     c = key if isinstance(key, Claim) else get(key)
     t0 = time.perf_counter()
@@ -368,7 +368,7 @@ def run_claim(key: str | Claim, fast: bool = False, *, with_control: bool = True
         [str(k) for k in m.criteria], c.diagnosis, m.details,
     )
     out = os.environ.get("OPTBOOK_CLAIMS_DIR")
-    if out:
+    if out and not fast:  # the folder holds full-size results: a chapter's fast demo must not replace one
         Path(out).mkdir(parents=True, exist_ok=True)
         (Path(out) / f"{c.key}.json").write_text(json.dumps(res.to_dict(), indent=1))
     return res
