@@ -366,7 +366,7 @@ def _share_layout_json() -> dict:
 
 def share_figure(share: float = 0.52) -> go.Figure:
     """The live twin of :func:`share_slider_figure`."""
-    share = float(share)
+    share = check_in_range(share, "share", 0.0, 1.0, closed=(True, True))  # before the cold tuning runs
     fig = go.Figure(_frontier_traces(share), layout=_share_layout_json())
     fig.update_layout(annotations=_frontier_note(share)["annotations"])
     return fig
