@@ -164,8 +164,13 @@ def test_converter_writes_plain_markdown(book):
     assert "```python\n{cite:p}`not_a_role_in_code`\n```" in text  # code blocks stay verbatim
     assert "## Exercises" in text and "### Exercise 1" in text and "### Exercise 2" in text
     assert "(see [Exercise 2](#ex-b))" in text
-    assert "#### Solution to Exercise 1\n\n<details>\n<summary>Show the solution</summary>\n\nBecause SECRET-A." in text
-    assert "<summary>Show the solution</summary>\n\nSo SECRET-B.\n\n</details>" in text
+    # each solution under a heading cell of its own, stored collapsed (JupyterLab and Colab)
+    heads = [c for c in nb.cells if c.metadata.get(twins.FOLDED)]
+    assert [c.source for c in heads] == ["#### Solution to Exercise 1", "#### Solution to Exercise 2"]
+    assert nb.metadata["colab"]["collapsed_sections"] == [c.id for c in heads] == [c.metadata["id"] for c in heads]
+    after = [nb.cells[nb.cells.index(h) + 1].source for h in heads]
+    assert after[0] == "Because SECRET-A." and after[1] == "y = x + 1"
+    assert nb.cells[nb.cells.index(heads[1]) + 3].source == "So SECRET-B."
     # references at the end, LaTeX decoded, math kept, sorted by author
     last = nb.cells[-1].source
     assert last.startswith("## References") or "Works cited" in last
@@ -177,7 +182,7 @@ def test_converter_keeps_code_cells_and_folds_solution_code(book):
     nb = twins.convert(book, GLUE)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert [c.source for c in code] == ["x = 1", "y = x + 1", "print(y)"]
-    assert [c.metadata.get("jupyter", {}).get("source_hidden", False) for c in code] == [False, True, True]
+    assert ["solution" in c.metadata.get("tags", []) for c in code] == [False, True, True]
     assert all(c.outputs == [] for c in code)
     # deterministic: the same source gives the same file (stable cell ids, no timestamps)
     assert twins.dumps(nb) == twins.dumps(twins.convert(book, GLUE))

@@ -7,8 +7,10 @@ Markdown is converted; its code cells are the ``.md`` source's, unchanged and in
 - citations become "(Author, year)" / "Author (year)" linked to a reference list appended at the
   end of the notebook, formatted from ``book/references.bib``;
 - exercises and solutions (sphinx-exercise, plain or gated ``-start``/``-end``) become headed
-  sections; a solution's text sits in a ``<details>`` block (collapsed) and its code cells are
-  marked ``source_hidden`` (collapsed in JupyterLab);
+  sections; a solution's heading is a cell of its own, stored collapsed (JupyterLab's
+  ``jp-MarkdownHeadingCollapsed``, Colab's ``collapsed_sections``), so its text and code cells
+  stay folded until the reader opens them. Not ``<details>``: jupyterlab-myst, which Binder
+  installs, drops the math inside a ``<details>`` block;
 - ``{glue:text}`` and ``{glue}`` get the values of the last executed build (the build's
   jupyter-cache, matched on the chapter's code), else those already in the twin when its code
   has not changed, else a marked placeholder;
@@ -52,6 +54,9 @@ _CODE_ROLES = {"code", "file", "samp", "command", "kbd", "envvar", "option", "pr
                "func", "class", "meth", "attr", "data", "obj", "exc", "const"}
 _DROPPED = {"tableofcontents", "contents", "toctree", "bibliography", "rubric", "index"}
 _CODE_DIRECTIVES = {"code", "code-block", "sourcecode"}
+# Markers in converted lines: a cell boundary, and "this cell is a heading stored collapsed".
+CUT, FOLD = "\x00cut\x00", "\x00fold\x00"
+FOLDED = "jp-MarkdownHeadingCollapsed"  # JupyterLab's cell metadata for a collapsed heading
 
 
 def _decode_latex(text: str) -> str:
@@ -180,8 +185,6 @@ class _State:
     n_exercise: int = 0
     exercise: str | None = None       # label of the exercise being read
     solution: str | None = None       # label of the open solution (gated), None outside
-    details_open: bool = False
-    solution_parts: int = 0           # <details> blocks opened for the open solution
     stubbed: bool = False             # the open solution's code stub was written (student mode)
 
 
@@ -351,8 +354,6 @@ def _directive(name: str, arg: str, body: list[str], st: _State) -> list[str]:
     if name in ("exercise", "solution"):
         return _plain_exercise(name, arg, opts, content, st)
     inner = convert_lines(content, st)
-    if name in ("dropdown", "toggle"):
-        return ["<details>", f"<summary>{arg or 'Details'}</summary>", "", *inner, "", "</details>"]
     if name == "list-table":
         return _list_table(arg, opts, content, st)
     if name in ("raw",):
@@ -393,8 +394,9 @@ def _exercise_heading(label: str, st: _State, title: str) -> list[str]:
 
 
 def _solution_heading(label: str, st: _State) -> list[str]:
+    """The solution's heading as a cell of its own, marked to be stored collapsed."""
     hashes = "#" * min(st.heading + 2, 6)
-    return [f"{hashes} Solution to Exercise {st.exercises.get(label, '?')}", ""]
+    return [CUT, FOLD, f"{hashes} Solution to Exercise {st.exercises.get(label, '?')}", CUT]
 
 
 def _plain_exercise(name: str, arg: str, opts, content: list[str], st: _State) -> list[str]:
@@ -403,8 +405,7 @@ def _plain_exercise(name: str, arg: str, opts, content: list[str], st: _State) -
         return _exercise_heading(label, st, inline(arg, st)) + convert_lines(content, st)
     if st.student:
         return []
-    return _solution_heading(arg.strip(), st) + [
-        "<details>", "<summary>Show the solution</summary>", "", *convert_lines(content, st), "", "</details>"]
+    return _solution_heading(arg.strip(), st) + convert_lines(content, st) + [CUT]
 
 
 def _gated(name: str, arg: str, body: list[str], st: _State) -> list[str]:
@@ -419,12 +420,10 @@ def _gated(name: str, arg: str, body: list[str], st: _State) -> list[str]:
         st.solution, st.stubbed = arg.strip(), False
         if st.student:
             return []
-        st.solution_parts = 0
-        return _solution_heading(st.solution, st)  # the <details> block opens with the first text
+        return _solution_heading(st.solution, st)
     # solution-end
-    out = ["", "</details>", ""] if st.details_open else []
-    st.solution, st.details_open = None, False
-    return out
+    st.solution = None
+    return [CUT]
 
 
 def convert_lines(lines: list[str], st: _State) -> list[str]:
@@ -473,18 +472,8 @@ def convert_lines(lines: list[str], st: _State) -> list[str]:
 
 
 def _emit(lines: list[str], st: _State) -> list[str]:
-    """Lines as they go out: dropped inside a solution in student mode; inside a reader's
-    solution, a ``<details>`` block opened again after a cell boundary."""
-    if st.solution is None:
-        return lines
-    if st.student:
-        return []
-    if not st.details_open and any(ln.strip() for ln in lines):
-        st.details_open = True
-        st.solution_parts += 1
-        summary = "Show the solution" if st.solution_parts == 1 else "Solution, continued"
-        return ["<details>", f"<summary>{summary}</summary>", "", *lines]
-    return lines
+    """Lines as they go out: none inside a solution in student mode."""
+    return [] if st.solution is not None and st.student else lines
 
 
 def _cell_id(cell, seen: set[str]) -> str:
@@ -523,13 +512,14 @@ def convert(md: Path, glue: Mapping[str, str] | None = None, *, student: bool = 
     cells = []
     for cell in src.cells:
         if cell.cell_type == "markdown":
-            lines = convert_lines(cell.source.splitlines(), st)
-            if st.details_open:  # a cell boundary inside a solution: close the block here
-                lines += ["", "</details>"]
-                st.details_open = False
-            text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n")
-            if text.strip():
-                cells.append(nbformat.v4.new_markdown_cell(text))
+            chunks = "\n".join(convert_lines(cell.source.splitlines(), st)).split(CUT)
+            for chunk in chunks:
+                folded = chunk.strip("\n").startswith(FOLD)
+                text = re.sub(r"\n{3,}", "\n\n", chunk.replace(FOLD, "")).strip("\n")
+                if text.strip():
+                    cells.append(nbformat.v4.new_markdown_cell(text))
+                    if folded:
+                        cells[-1].metadata[FOLDED] = True
             continue
         new = nbformat.v4.new_code_cell(cell.source, metadata=copy.deepcopy(dict(cell.metadata)))
         if st.solution is not None:
@@ -541,7 +531,6 @@ def convert(md: Path, glue: Mapping[str, str] | None = None, *, student: bool = 
                 new = nbformat.v4.new_code_cell(f"# Exercise {number}: your code here.\n",
                                                 metadata={"tags": ["exercise-stub"]})
             else:
-                new.metadata.setdefault("jupyter", {})["source_hidden"] = True
                 new.metadata.setdefault("tags", [])
                 if "solution" not in new.metadata["tags"]:
                     new.metadata["tags"].append("solution")
@@ -560,9 +549,12 @@ def convert(md: Path, glue: Mapping[str, str] | None = None, *, student: bool = 
     seen: set[str] = set()
     for c in cells:
         c.id = _cell_id(c, seen)
+        if c.metadata.get(FOLDED):
+            c.metadata["id"] = c.id  # Colab names a collapsed section by its heading's metadata id
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata = {"kernelspec": dict(src.metadata.get("kernelspec", {})),
                    "language_info": {"name": "python"},
+                   "colab": {"collapsed_sections": [c.id for c in cells if c.metadata.get(FOLDED)]},
                    META_KEY: {"source": md.name, "code_sha256": code_digest(src),
                               "glue": dict(sorted(st.used_glue.items())),
                               "glue_missing": sorted(st.missing_glue)}}
