@@ -223,3 +223,14 @@ def test_converter_refuses_what_it_cannot_convert(book, tmp_path):
     book.write_text(book.read_text().replace("{cite:t}`smith2020`", "{cite:t}`nobody1999`"))
     with pytest.raises(ValueError, match="nobody1999"):
         twins.convert(book, GLUE)
+
+
+def test_twin_commands_do_not_pull_plotly():
+    """`python -m optbook twins` and `student` run without the figure stack."""
+    import subprocess
+    import sys
+
+    code = ("import sys, optbook.twins, optbook.student, optbook.launch; "
+            "print(sorted(k for k in sys.modules if k.split('.')[0] == 'plotly'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
