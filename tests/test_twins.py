@@ -77,6 +77,7 @@ def book(tmp_path):
         As {cite:t}`smith2020` show, and {cite:p}`smith2020,lee2019` agree, the rate is
         {glue:text}`rate:.2f` and {glue}`name`; {glue:text}`absent` is unknown. See {eq}`eq-main`,
         {ref}`the idea <sec-idea>`, {math}`x^2`, {mod}`optbook.core` and `{cite:p}` in code.
+        Compare {numref}`ex-b` and {doc}`the scoreboard <../scoreboard>`.
 
         $$ f(x) = x^2 $$ (eq-main)
 
@@ -157,6 +158,7 @@ def test_converter_writes_plain_markdown(book):
     assert "See (1)," in text and "\\tag{1}$$" in text
     assert "[the idea](#sec-idea)" in text and '<a id="sec-idea"></a>' in text
     assert "$x^2$" in text and "`optbook.core`" in text and "`{cite:p}` in code" in text
+    assert "Compare [Exercise 2](#ex-b) and [the scoreboard](../scoreboard.md)." in text
     assert "a MyST comment" not in text
     assert "> **Note.**\n>\n> Mind the ([Lee et al., 2019](#ref-lee2019)) gap." in text
     assert "> **A title.**" in text
