@@ -108,7 +108,7 @@ def test_student_copy_refuses_to_overwrite_a_source(chapter, tmp_path):
     assert not (chapter.parent / "01-demo.ipynb").exists()
 
 
-def test_command_line_refuses_a_source_folder(capsys):
+def test_command_line_refuses_a_source_folder():
     target = str(twins.chapters(ROOT)[0].parent)
     with pytest.raises(SystemExit) as err:
         main(["student", "01", "--out", target])

@@ -183,7 +183,6 @@ class _State:
     used_glue: dict[str, str] = field(default_factory=dict)
     heading: int = 1                  # level of the last heading seen
     n_exercise: int = 0
-    exercise: str | None = None       # label of the exercise being read
     solution: str | None = None       # label of the open solution (gated), None outside
     stubbed: bool = False             # the open solution's code stub was written (student mode)
 
@@ -232,15 +231,14 @@ def _cite(keys: str, mode: str, st: _State) -> str:
 
 
 def _glue(body: str, st: _State, role: str) -> str:
-    key, _, fmt = body.partition(":") if role == "glue:text" else (body, "", "")
+    parts = body.rsplit(":", 1) if role == "glue:text" else [body]  # as myst-nb splits key:format
+    key, fmt = (parts[0], parts[1]) if len(parts) == 2 and not parts[0].endswith(":") else (body, "")
     key = key.split("::")[-1].strip()
     if key not in st.glue:
         st.missing_glue.add(key)
         return f"[`{key}`: computed when the notebook runs]"
     st.used_glue[key] = st.glue[key]
-    if role == "glue:text":
-        return _glue_text(st.glue[key], fmt)
-    return _glue_text(st.glue[key], "")
+    return _glue_text(st.glue[key], fmt)
 
 
 def _ref_text(body: str, st: _State, role: str) -> str:
@@ -411,10 +409,8 @@ def _plain_exercise(name: str, arg: str, opts, content: list[str], st: _State) -
 def _gated(name: str, arg: str, body: list[str], st: _State) -> list[str]:
     opts, _ = _options(body)
     if name == "exercise-start":
-        st.exercise = opts.get("label", f"exercise-{st.n_exercise + 1}")
-        return _exercise_heading(st.exercise, st, inline(arg, st))
+        return _exercise_heading(opts.get("label", f"exercise-{st.n_exercise + 1}"), st, inline(arg, st))
     if name == "exercise-end":
-        st.exercise = None
         return []
     if name == "solution-start":
         st.solution, st.stubbed = arg.strip(), False
