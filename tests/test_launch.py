@@ -73,3 +73,20 @@ def test_bad_settings_are_refused():
         launch.LaunchTarget(url="https://gitlab.com/a/b", branch="main", release="v1")
     with pytest.raises(ValueError, match="branch"):
         launch.LaunchTarget(url="https://github.com/a/b", branch="", release="v1")
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("md", twins.chapters(ROOT), ids=lambda p: p.name[:2])
+def test_built_launch_buttons_open_the_twin_from_the_setting(md):
+    """The Binder and Colab buttons of the built page open this chapter's twin at the setting's
+    repository and branch (a theme option that wipes them, or a moved twin, fails here)."""
+    import os
+    import re
+
+    html = Path(os.environ.get("OPTBOOK_HTML") or ROOT / "_build" / "html")
+    page = html / md.relative_to(ROOT).with_suffix(".html")
+    if not page.exists():
+        pytest.fail(f"no built page {page}: run `make book` first")
+    links = set(re.findall(r'href="(https://(?:mybinder\.org|colab\.research\.google\.com)[^"]*)"', page.read_text()))
+    target, twin = launch.read(ROOT), md.relative_to(ROOT).with_suffix(".ipynb").as_posix()
+    assert links == {target.binder(twin), target.colab(twin)}
