@@ -236,3 +236,12 @@ def test_twin_commands_do_not_pull_plotly():
             "print(sorted(k for k in sys.modules if k.split('.')[0] == 'plotly'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_binder_installs_jupyterlab_myst():
+    """Binder's JupyterLab renders MyST natively (the .md sources, if a reader opens them)."""
+    import yaml
+
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
+    assert any(p.startswith("jupyterlab-myst") for p in pip) and any(p.startswith("jupyterlab>=4") for p in pip)
