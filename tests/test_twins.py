@@ -2,6 +2,7 @@
 generated from their .md sources by optbook.twins: no raw MyST, the source's code cells in order,
 nothing drifted since the last `make notebooks`, glued numbers filled in."""
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -38,6 +39,16 @@ def test_twin_is_plain_markdown_and_in_sync(md):
     meta = actual["metadata"][twins.META_KEY]
     assert not meta["glue_missing"], (f"{twin.name} has placeholders for {meta['glue_missing'][:5]}: "
                                       "run `make book`, then `make notebooks`")
+    # a collapsed solution heading folds its solution's cells and nothing else
+    cells = actual["cells"]
+    for i, head in enumerate(cells):
+        if head["metadata"].get(twins.FOLDED):
+            level = len("".join(head["source"])) - len("".join(head["source"]).lstrip("#"))
+            for c in cells[i + 1:]:
+                m = re.search(r"^(#+) ", "".join(c["source"]), re.MULTILINE) if c["cell_type"] == "markdown" else None
+                if m and len(m.group(1)) <= level:
+                    break
+                assert "solution" in c["metadata"].get("tags", []), f"{twin.name}: {c['source'][:1]} folded with a solution"
     expected = json.loads(twins.dumps(twins.convert(md, meta["glue"])))
     assert actual == expected, f"{twin.name} is out of date with {md.name} (or src/, references.bib): run `make notebooks`"
 
@@ -171,6 +182,8 @@ def test_converter_writes_plain_markdown(book):
     assert [c.source for c in heads] == ["#### Solution to Exercise 1", "#### Solution to Exercise 2"]
     assert nb.metadata["colab"]["collapsed_sections"] == [c.id for c in heads] == [c.metadata["id"] for c in heads]
     after = [nb.cells[nb.cells.index(h) + 1].source for h in heads]
+    assert [c.source for c in nb.cells if "solution" in c.metadata.get("tags", [])] == [
+        "Because SECRET-A.", "y = x + 1", "print(y)", "So SECRET-B."]
     assert after[0] == "Because SECRET-A." and after[1] == "y = x + 1"
     assert nb.cells[nb.cells.index(heads[1]) + 3].source == "So SECRET-B."
     # references at the end, LaTeX decoded, math kept, sorted by author

@@ -54,8 +54,9 @@ _CODE_ROLES = {"code", "file", "samp", "command", "kbd", "envvar", "option", "pr
                "func", "class", "meth", "attr", "data", "obj", "exc", "const"}
 _DROPPED = {"tableofcontents", "contents", "toctree", "bibliography", "rubric", "index"}
 _CODE_DIRECTIVES = {"code", "code-block", "sourcecode"}
-# Markers in converted lines: a cell boundary, and "this cell is a heading stored collapsed".
-CUT, FOLD = "\x00cut\x00", "\x00fold\x00"
+# Markers in converted lines: a cell boundary, the end of a solution (a boundary too), and "this
+# cell is a heading stored collapsed" (a solution's heading: the cells after it are the solution's).
+CUT, END, FOLD = "\x00cut\x00", "\x00end\x00", "\x00fold\x00"
 FOLDED = "jp-MarkdownHeadingCollapsed"  # JupyterLab's cell metadata for a collapsed heading
 
 
@@ -403,7 +404,7 @@ def _plain_exercise(name: str, arg: str, opts, content: list[str], st: _State) -
         return _exercise_heading(label, st, inline(arg, st)) + convert_lines(content, st)
     if st.student:
         return []
-    return _solution_heading(arg.strip(), st) + convert_lines(content, st) + [CUT]
+    return _solution_heading(arg.strip(), st) + convert_lines(content, st) + [END]
 
 
 def _gated(name: str, arg: str, body: list[str], st: _State) -> list[str]:
@@ -419,7 +420,7 @@ def _gated(name: str, arg: str, body: list[str], st: _State) -> list[str]:
         return _solution_heading(st.solution, st)
     # solution-end
     st.solution = None
-    return [CUT]
+    return [END]
 
 
 def convert_lines(lines: list[str], st: _State) -> list[str]:
@@ -506,16 +507,23 @@ def convert(md: Path, glue: Mapping[str, str] | None = None, *, student: bool = 
                 student=student, path=md)
     _scan(src.cells, st)
     cells = []
+    in_solution = False  # the markdown being written is a solution's (tagged "solution")
     for cell in src.cells:
         if cell.cell_type == "markdown":
-            chunks = "\n".join(convert_lines(cell.source.splitlines(), st)).split(CUT)
-            for chunk in chunks:
+            text = "\n".join(convert_lines(cell.source.splitlines(), st))
+            for chunk in re.split(f"({CUT}|{END})", text):
+                if chunk == END:
+                    in_solution = False
                 folded = chunk.strip("\n").startswith(FOLD)
-                text = re.sub(r"\n{3,}", "\n\n", chunk.replace(FOLD, "")).strip("\n")
-                if text.strip():
-                    cells.append(nbformat.v4.new_markdown_cell(text))
-                    if folded:
-                        cells[-1].metadata[FOLDED] = True
+                chunk = re.sub(r"\n{3,}", "\n\n", chunk.replace(FOLD, "")).strip("\n")
+                if chunk in (CUT, END) or not chunk.strip():
+                    continue
+                cells.append(nbformat.v4.new_markdown_cell(chunk))
+                if folded:
+                    cells[-1].metadata[FOLDED] = True
+                    in_solution = True
+                elif in_solution:
+                    cells[-1].metadata["tags"] = ["solution"]
             continue
         new = nbformat.v4.new_code_cell(cell.source, metadata=copy.deepcopy(dict(cell.metadata)))
         if st.solution is not None:
