@@ -9,7 +9,7 @@ export OPENBLAS_NUM_THREADS := 1
 export OMP_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 
-.PHONY: book test unit browser serve notebooks bench clean page warm record-verdicts
+.PHONY: book test unit browser serve notebooks student-notebooks bench clean page warm record-verdicts
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -89,8 +89,15 @@ test: unit book browser
 serve:
 	$(BIN)/python -m http.server --directory _build/html 8000
 
+# The .ipynb twins in plain Jupyter Markdown (src/optbook/twins.py), glued numbers from the last
+# executed build's cache; first the launch setting (_config.yml repository:) goes into the
+# chapters' Colab install cells and the README (src/optbook/launch.py).
 notebooks: $(STAMP)
-	$(BIN)/jupytext --to ipynb book/part*/[0-9][0-9]-*.md
+	$(BIN)/python -m optbook twins
+
+# Copies for students, solutions removed (src/optbook/student.py); never written over a source.
+student-notebooks: $(STAMP)
+	$(BIN)/python -m optbook student --out _build/student
 
 # The full-size claim results of the last `make book` (_build/claims) recorded as
 # book/verdicts/<date>.json, with the package versions they were measured with; commit the file, and

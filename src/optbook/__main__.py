@@ -1,4 +1,4 @@
-"""Command line: ``python -m optbook claims | list | notebook | bench | warm | verdicts``."""
+"""Command line: ``python -m optbook claims | list | notebook | bench | warm | verdicts | twins | student``."""
 from __future__ import annotations
 
 import argparse
@@ -141,6 +141,33 @@ def _cmd_verdicts(args) -> int:
     return 0
 
 
+def _cmd_twins(args) -> int:
+    """Write the chapters' .ipynb twins in plain Jupyter Markdown (see optbook.twins)."""
+    from . import launch, twins
+
+    for path in launch.sync():
+        print(f"launch target written into {path}")
+    sources = [_chapter_path(c) for c in args.chapters] if args.chapters else twins.chapters()
+    for twin, origin, missing in twins.write_twins(sources, Path(args.cache)):
+        note = {"cache": "glued values from the executed build", "twin": "glued values kept (code unchanged)",
+                "none": "no executed build of this code: glued values are placeholders"}[origin]
+        print(f"{twin}: {note}" + (f" ({missing} placeholders)" if missing else ""))
+    return 0
+
+
+def _cmd_student(args) -> int:
+    """Write student copies of the chapters (solutions removed) to --out."""
+    from . import student, twins
+
+    sources = [_chapter_path(c) for c in args.chapters] if args.chapters else twins.chapters()
+    try:
+        written = student.write_student_notebooks(args.out, sources, Path(args.cache))
+    except ValueError as exc:
+        raise SystemExit(f"python -m optbook student: {exc}") from None
+    print(f"{len(written)} student notebooks in {args.out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m optbook", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -175,9 +202,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--against", help="a recorded file to diff against (default the latest)")
     p.add_argument("--run", action="store_true", help="record: run every claim at full size if --from is empty")
     p.set_defaults(func=_cmd_verdicts)
+    p = sub.add_parser("twins", help="write the chapters' .ipynb twins in plain Jupyter Markdown "
+                                     "(and the launch target into the install cells and README)")
+    p.add_argument("chapters", nargs="*", help="two-digit chapter numbers (default: every chapter)")
+    p.add_argument("--cache", default="_build/.jupyter_cache",
+                   help="an executed build's jupyter-cache, read for the glued values")
+    p.set_defaults(func=_cmd_twins)
+    p = sub.add_parser("student", help="write student copies of the chapters (solutions removed)")
+    p.add_argument("chapters", nargs="*", help="two-digit chapter numbers (default: every chapter)")
+    p.add_argument("--out", default="_build/student", help="folder for the copies (never a chapter folder)")
+    p.add_argument("--cache", default="_build/.jupyter_cache",
+                   help="an executed build's jupyter-cache, read for the glued values")
+    p.set_defaults(func=_cmd_student)
     args = ap.parse_args(argv)
     if args.cmd == "notebook" and args.timeout <= 0:
         ap.error(f"--timeout must be positive, got {args.timeout}")
+    for c in getattr(args, "chapters", None) or []:
+        if not (len(c) == 2 and c.isdigit()):
+            ap.error(f"chapters must be two digits like 01, got {c!r}")
     if getattr(args, "chapter", None) and not (len(args.chapter) == 2 and args.chapter.isdigit()):
         ap.error(f"--chapter must be two digits like 01, got {args.chapter!r}")
     return args.func(args)
