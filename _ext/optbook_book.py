@@ -210,8 +210,12 @@ class ChapterMap(SphinxDirective):
                     text = nodes.inline(text=c.number)
                     text += nodes.inline(text=f" {c.title}", classes=["optbook-sr-only"])
                     if c.number in done:
+                        # A plain reference, not a pending_xref: resolving one flattens its children
+                        # to text, and the chapter's title must stay a screen-reader-only span.
+                        uri = self.env.app.builder.get_relative_uri(self.env.docname, done[c.number])
                         badge = nodes.inline(classes=["optbook-chip"])
-                        badge += self.link(done[c.number], text)
+                        badge += nodes.reference("", "", text, refuri=uri, internal=True,
+                                                 reftitle=f"{c.number} · {c.title}")
                     else:
                         badge = nodes.inline(classes=["optbook-chip", "optbook-planned"])
                         badge += text

@@ -174,8 +174,8 @@ class ApiReference(_Generated):
             part_rows = [r for r in rows if r.chapter in numbers and r.path not in seen]
             if not part_rows:
                 continue
-            out += [f"**{part}**", "", "```{autosummary}", ":nosignatures:", ""]
-            out += [r.path for r in part_rows] + ["```", ""]
+            # A line of links first (not autosummary: its one-line extracts cut reST markup in half).
+            out += [f"**{part}**", "", ", ".join(f"{{py:obj}}`{r.name} <{r.path}>`" for r in part_rows), ""]
             for r in part_rows:
                 seen.add(r.path)
                 directive = "autoclass" if r.kind not in ("function", "minimizer (scipy.optimize shape)") else "autofunction"
