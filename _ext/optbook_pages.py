@@ -10,6 +10,7 @@ sources and the package's ``METHODS`` tables, so the pages grow with the book:
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from docutils import nodes
@@ -150,8 +151,6 @@ def _obj(path: str) -> str:
 def _plain(text: str) -> str:
     """A docstring's first line as Markdown: reST literals and roles become code; ``*`` and ``_``
     outside code are escaped (they are products and subscripts there, not emphasis)."""
-    import re
-
     text = re.sub(r":\w+:`~?([^`]+)`", r"``\1``", text).replace("``", "`")
     parts = text.split("`")
     for i in range(0, len(parts), 2):  # outside code spans
@@ -179,12 +178,52 @@ class ApiReference(_Generated):
             for r in part_rows:
                 seen.add(r.path)
                 directive = "autoclass" if r.kind not in ("function", "minimizer (scipy.optimize shape)") else "autofunction"
-                out += [f"```{{{directive}}} {r.path}"] + ([":members:"] if directive == "autoclass" else []) + ["```", ""]
-        out += ["**The shared core, `optbook.core`**", "", "```{automodule} optbook.core", ":members:", "```", ""]
+                # autodoc writes reST, which MyST parses only inside eval-rst
+                out += ["```{eval-rst}", f".. {directive}:: {r.path}"] + (["   :members:"] if directive == "autoclass" else []) + ["```", ""]
+        out += ["**The shared core, `optbook.core`**", "", "```{eval-rst}", ".. automodule:: optbook.core", "   :members:", "```", ""]
         return "\n".join(out)
 
 
+# Docstrings here are plain text with reST literals and roles: |x| means an absolute value and
+# lam_ a name, not a substitution or a link target. Outside literals, roles and literal blocks,
+# escape both so that such text renders as written instead of failing the -W build.
+_KEEP = re.compile(r"(``.+?``|:[\w:]+:`[^`]*`|`[^`]*`_{0,2})")
+
+
+def escape_plain_text(line: str) -> str:
+    """``line`` with ``|`` and a word-final ``_`` escaped outside literals and roles."""
+    parts = _KEEP.split(line)
+    for i in range(0, len(parts), 2):
+        parts[i] = re.sub(r"(?<=\w)_(?=\W|$)", r"\\_", parts[i].replace("|", "\\|"))
+    return "".join(parts)
+
+
+def escape_docstring(app, what, name, obj, options, lines) -> None:
+    """``autodoc-process-docstring``: :func:`escape_plain_text` on every line outside literal blocks."""
+    block_indent = None
+    for k, line in enumerate(lines):
+        indent = len(line) - len(line.lstrip())
+        if block_indent is not None:
+            if not line.strip() or indent > block_indent:
+                continue
+            block_indent = None
+        lines[k] = escape_plain_text(line)
+        if line.rstrip().endswith("::"):
+            block_indent = indent
+
+
+def skip_foreign_members(app, what, name, obj, skip, options):
+    """``autodoc-skip-member``: a class's members that another library attached to it (scikit-learn's
+    metadata-routing setters) are that library's to document."""
+    module = getattr(obj, "__module__", None) or ""
+    if what == "class" and callable(obj) and module and not module.startswith("optbook"):
+        return True
+    return None
+
+
 def setup(app):
+    app.connect("autodoc-process-docstring", escape_docstring)
+    app.connect("autodoc-skip-member", skip_foreign_members)
     app.add_directive("optbook-paths", ReadingPaths)
     app.add_directive("optbook-exercises", ExerciseList)
     app.add_directive("optbook-methods", MethodIndex)
