@@ -174,7 +174,10 @@ class ApiReference(_Generated):
             if not part_rows:
                 continue
             # A line of links first (not autosummary: its one-line extracts cut reST markup in half).
-            out += [f"**{part}**", "", ", ".join(f"{{py:obj}}`{r.name} <{r.path}>`" for r in part_rows), ""]
+            names = [r.name for r in part_rows]
+            label = {r.path: r.name if names.count(r.name) == 1 else f"{r.module.rsplit('.', 1)[1]}.{r.name}"
+                     for r in part_rows}  # two modules' gradient_descent told apart
+            out += [f"**{part}**", "", ", ".join(f"{{py:obj}}`{label[r.path]} <{r.path}>`" for r in part_rows), ""]
             for r in part_rows:
                 seen.add(r.path)
                 directive = "autoclass" if r.kind not in ("function", "minimizer (scipy.optimize shape)") else "autofunction"
