@@ -11,8 +11,10 @@
 - **Live explorers on the web page.** A notebook cell that only calls ``EXPLORER_*.show()`` needs
   a kernel; the page replaces it with one line saying where the live twin runs (the notebook
   keeps the cell).
-- **The home page's map** (``{optbook-map}``): every part and chapter of ``book/plan.yml``, the
-  chapters listed in ``_toc.yml`` linked under their titles, the others greyed out.
+- **The home page's map** (``{optbook-map}``): the map of the field from ``book/plan.yml`` (read
+  by :mod:`optbook_catalog`): the ideas each chapter builds on as a grid of ideas by parts, then
+  every chapter with its one-sentence summary; chapters listed in ``_toc.yml`` linked, the others
+  greyed out.
 """
 from __future__ import annotations
 
@@ -20,10 +22,12 @@ import json
 import re
 from pathlib import Path
 
-import yaml
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
+
+import optbook_catalog as catalog
+from optbook_catalog import published  # noqa: F401  (the tests read it here)
 
 FIGURE_MARK = 'class="optbook-figure"'
 THEME_FILE = "optbook-theme.js"
@@ -114,29 +118,11 @@ def write_theme(app, exception) -> None:
                    f"window.OPTBOOK_THEME = {json.dumps(theme, separators=(',', ':'))};\n")
 
 
-def published(toc: dict) -> dict[str, str]:
-    """Chapter number -> document name, for every chapter file listed in a _toc.yml."""
-    out: dict[str, str] = {}
-
-    def walk(node):
-        if isinstance(node, dict):
-            f = node.get("file")
-            if isinstance(f, str):
-                m = re.search(r"(?:^|/)(\d\d)-[^/]+$", f)
-                if m:
-                    out[m.group(1)] = f.removesuffix(".md").removesuffix(".ipynb")
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(toc)
-    return out
-
-
 class ChapterMap(SphinxDirective):
-    """``{optbook-map}``: the parts and chapters of book/plan.yml, published ones linked."""
+    """``{optbook-map}``: the map of the field from book/plan.yml. First a figure: one row per
+    idea, one column per part, each chapter that builds on the idea a numbered badge in its part's
+    column (linked when the chapter is in _toc.yml, greyed otherwise); then every part with its
+    chapters, each with its one-sentence summary and its ideas."""
 
     has_content = False
 
@@ -145,41 +131,99 @@ class ChapterMap(SphinxDirective):
         root = next((p for p in here.parents if (p / "book" / "plan.yml").exists()), None)
         if root is None:
             raise self.error("optbook-map: no book/plan.yml above this page")
-        plan = yaml.safe_load((root / "book" / "plan.yml").read_text())
-        toc_file = root / "_toc.yml"
-        done = published(yaml.safe_load(toc_file.read_text())) if toc_file.exists() else {}
+        try:
+            plan = catalog.load_plan(root)
+        except ValueError as exc:
+            raise self.error(str(exc)) from exc
+        done = catalog.load_published(root)
         self.env.note_dependency(str(root / "book" / "plan.yml"))
-        self.env.note_dependency(str(toc_file))
-        total = plan.get("total") or sum(len(p["chapters"]) for p in plan["parts"])
+        self.env.note_dependency(str(root / "_toc.yml"))
         box = nodes.container(classes=["optbook-map"])
         intro = nodes.paragraph(classes=["optbook-map-count"])
-        intro += nodes.strong(text=f"{len(done)} of {total} chapters published")
-        intro += nodes.Text("; the others are listed in grey and appear here as they are written.")
+        intro += nodes.strong(text=f"{len(done)} of {len(plan.chapters)} chapters published")
+        intro += nodes.Text("; the others are greyed out and appear here as they are written.")
         box += intro
-        for part in plan["parts"]:
-            chapters = part["chapters"]
-            n_done = sum(num in done for num in chapters)
-            head = nodes.paragraph(classes=["optbook-map-part"] + ([] if n_done else ["optbook-planned"]))
-            head += nodes.strong(text=part["title"])
+        box += self.figure(plan, done)
+        for k, title in enumerate(plan.parts):
+            chapters = plan.in_part(k)
+            n_done = sum(c.number in done for c in chapters)
+            head = nodes.paragraph(classes=["optbook-map-part", f"optbook-p{k + 1}"] + ([] if n_done else ["optbook-planned"]))
+            head += nodes.strong(text=title)
             head += nodes.Text(f" ({n_done} of {len(chapters)})")
             box += head
             items = nodes.bullet_list(classes=["optbook-map-chapters"])
-            for num, working_title in chapters.items():
+            for c in chapters:
                 item = nodes.list_item()
                 para = nodes.paragraph()
-                if num in done:
-                    ref = addnodes.pending_xref("", nodes.inline("", working_title), refdomain="std",
-                                                reftype="doc", reftarget="/" + done[num], refexplicit=False,
-                                                refwarn=True, refdoc=self.env.docname)
-                    para += ref
+                if c.number in done:
+                    para += self.link(done[c.number], nodes.inline("", f"{c.number} · {c.title}"))
                 else:
                     item["classes"].append("optbook-planned")
-                    para += nodes.Text(f"{num} · {working_title}")
+                    para += nodes.Text(f"{c.number} · {c.title}")
                     para += nodes.inline(text=" (in preparation)", classes=["optbook-planned-tag"])
+                if c.summary:
+                    para += nodes.Text(". " if not c.title.endswith((".", "?", "!")) else " ")
+                    para += nodes.inline(text=c.summary, classes=["optbook-map-summary"])
+                if c.ideas:
+                    tags = nodes.inline(classes=["optbook-map-tags"])
+                    tags += nodes.inline(text="Builds on: ", classes=["optbook-sr-only"])
+                    for i in c.ideas:
+                        tags += nodes.inline(text=plan.ideas[i], classes=["optbook-tag"])
+                    para += tags
                 item += para
                 items += item
             box += items
         return [box]
+
+    def link(self, doc: str, child) -> addnodes.pending_xref:
+        return addnodes.pending_xref("", child, refdomain="std", reftype="doc", reftarget="/" + doc,
+                                     refexplicit=True, refwarn=True, refdoc=self.env.docname)
+
+    def figure(self, plan, done) -> nodes.container:
+        """The ideas-by-parts grid (HTML and CSS only: no script, readable on a phone, in dark mode)."""
+        fig = nodes.container(classes=["optbook-ideas"])
+        fig["ids"] = ["optbook-map-figure"]
+        cap = nodes.paragraph(classes=["optbook-ideas-caption"])
+        cap += nodes.strong(text="The ideas each chapter builds on. ")
+        cap += nodes.Text("One row per idea, one column per part of the book; each number is a chapter "
+                          "(a link once it is published). A row that crosses several parts is an idea "
+                          "the book follows from one setting to another.")
+        fig += cap
+        grid = nodes.container(classes=["optbook-ideas-grid"])
+        header = nodes.container(classes=["optbook-ideas-row", "optbook-ideas-head"])
+        header += nodes.inline(text="Idea", classes=["optbook-ideas-label"])
+        for k, title in enumerate(plan.parts):
+            numeral, _, rest = title.partition(". ")
+            col = nodes.inline(classes=["optbook-ideas-cell", f"optbook-p{k + 1}"])
+            col += nodes.inline(text=numeral, classes=["optbook-part-numeral"])
+            col += nodes.inline(text=f" {rest}", classes=["optbook-sr-only"])
+            header += col
+        grid += header
+        for key, label in plan.ideas.items():
+            row = nodes.container(classes=["optbook-ideas-row"])
+            row += nodes.inline(text=label, classes=["optbook-ideas-label"])
+            for k in range(len(plan.parts)):
+                cell = nodes.inline(classes=["optbook-ideas-cell", f"optbook-p{k + 1}"])
+                for c in plan.in_part(k):
+                    if key not in c.ideas:
+                        continue
+                    text = nodes.inline(text=c.number)
+                    text += nodes.inline(text=f" {c.title}", classes=["optbook-sr-only"])
+                    if c.number in done:
+                        # A plain reference, not a pending_xref: resolving one flattens its children
+                        # to text, and the chapter's title must stay a screen-reader-only span.
+                        uri = self.env.app.builder.get_relative_uri(self.env.docname, done[c.number])
+                        badge = nodes.inline(classes=["optbook-chip"])
+                        badge += nodes.reference("", "", text, refuri=uri, internal=True,
+                                                 reftitle=f"{c.number} · {c.title}")
+                    else:
+                        badge = nodes.inline(classes=["optbook-chip", "optbook-planned"])
+                        badge += text
+                    cell += badge
+                row += cell
+            grid += row
+        fig += grid
+        return fig
 
 
 #: Pages that show the date of the build (the execution status page): read and written on every

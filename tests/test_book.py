@@ -8,7 +8,8 @@ Every page is opened twice, cold (no cache):
   figure drawn, captioned and described (a text alternative), its toolbar without the cloud,
   lasso and box-select buttons; every slider moved from the keyboard changes its figure; math
   typeset;
-- on a phone (390 px, dark mode): no console error, no horizontal overflow, every figure drawn on
+- on a phone (390 px, dark mode): no console error, no horizontal overflow, nothing cut off at the
+  column's edge (code, long formulas and tables scroll in their own box), every figure drawn on
   a transparent background; a screenshot of the first screen and of the first figure of every
   chapter goes to _build/screenshots/.
 """
@@ -39,6 +40,30 @@ FIRST_PAINT_BUDGET_MS = 10_000        # a wide margin for a loaded 2-core machin
 LONGTASKS = """window.__longtasks = [];
 try { new PerformanceObserver(l => window.__longtasks.push(...l.getEntries().map(e => e.duration)))
         .observe({type: 'longtask', buffered: true}); } catch (e) {}"""
+# What sticks out of the text column and is cut off: an element of the article whose right edge
+# passes the article's (not inside a box that scrolls: code blocks, tables, long formulas on a
+# phone), or whose content is wider than a box that hides the rest (by more than a glyph's
+# overhang). Figures are checked apart; screen-reader-only text is clipped on purpose.
+BEYOND_COLUMN = """() => {
+    const art = document.querySelector('.bd-article');
+    if (!art) return [];
+    const edge = art.getBoundingClientRect().right + 1, out = [];
+    const scrolls = el => { for (let p = el.parentElement; p && p !== art; p = p.parentElement) {
+        const o = getComputedStyle(p).overflowX; if (o === 'auto' || o === 'scroll') return true; } return false; };
+    for (const el of art.querySelectorAll('*')) {
+        if (el.closest('.optbook-plot, .optbook-sr-only, mjx-assistive-mml, .sd-tab-set') || !el.getClientRects().length) continue;
+        const r = el.getBoundingClientRect(), cs = getComputedStyle(el);
+        if (r.width === 0 || cs.visibility === 'hidden') continue;
+        const name = el.tagName.toLowerCase() + (el.className && el.className.baseVal === undefined ? '.' + el.className.split(' ')[0] : '');
+        const text = (el.textContent || '').trim().slice(0, 50);
+        if (r.right > edge && !scrolls(el)) out.push(`${name} ends ${Math.round(r.right - edge)}px past the column: ${text}`);
+        else if (['hidden', 'clip'].includes(cs.overflowX) && el.scrollWidth > el.clientWidth + 8 && el.clientWidth > 2
+                 && !el.tagName.startsWith('MJX-'))
+            out.push(`${name} hides ${el.scrollWidth - el.clientWidth}px of its content: ${text}`);
+        if (out.length >= 5) break;
+    }
+    return out;
+}"""
 SNAPSHOT = """gd => JSON.stringify([
     gd._fullData.map(t => ['x', 'y', 'z'].map(k => t[k] == null ? null
         : Array.from(t[k], v => (v != null && typeof v === 'object') ? Array.from(v) : v))),
@@ -249,6 +274,10 @@ def test_page_on_a_phone_in_dark_mode(page, server, browser):
     overflow = tab.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 1, f"{page}: {overflow}px of horizontal overflow at 390 px"
     _check_badges(tab, page)
+    if tab.evaluate("document.querySelectorAll('.math').length") > 0:
+        tab.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=20_000)
+    cut = tab.evaluate(BEYOND_COLUMN)
+    assert not cut, f"{page}: content cut off at the column's edge at 390 px: {cut}"
     name = page.replace("/", "__").removesuffix(".html")
     if _is_chapter(page) or page.endswith("intro.html"):
         SHOTS.mkdir(parents=True, exist_ok=True)
@@ -296,4 +325,46 @@ def test_book_level_page_shows_its_content(name, server, browser):
         assert rows >= max(1, sum(_is_chapter(p) for p in _pages())), f"{page}: execution table has {rows} rows"
         assert re.search(r"Built on\s+\w+", tab.inner_text("main")), f"{page}: no build date"
     ctx.close()
+    assert not log["errors"], f"{page}: console errors: {log['errors']}"
+
+
+def _catalog():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "_ext"))
+    try:
+        import optbook_catalog
+    finally:
+        sys.path.remove(str(ROOT / "_ext"))
+    return optbook_catalog
+
+
+# The book-wide pages, each with a count of what it must show, from the same data the build reads.
+def _expected_counts() -> dict[str, tuple[str, int]]:
+    cat = _catalog()
+    plan, done = cat.load_plan(ROOT), cat.load_published(ROOT)
+    exercises = cat.exercises(ROOT)
+    from optbook import methods
+
+    rows = methods.index()
+    return {
+        "book/intro.html": (".optbook-ideas .optbook-chip a", sum(len(c.ideas) for c in plan.chapters if c.number in done)),
+        "book/paths.html": (".optbook-paths ol > li", sum(len(p.steps) for p in cat.load_paths(ROOT))),
+        "book/teaching.html": (".optbook-exercises li", sum(len(exercises[n]) for n in done if n in exercises)),
+        "book/methods.html": (".optbook-methods li li", len(rows)),
+        "book/api.html": ("dl.py > dt[id^='optbook.']", len({r.path for r in rows if r.path.startswith("optbook.")})),
+    }
+
+
+@pytest.mark.parametrize("page", sorted(_expected_counts()))
+def test_book_wide_pages_show_everything_their_data_lists(page, server, browser):
+    if not (HTML / page).exists():
+        pytest.skip(f"{page} is not in this build (one chapter's `make page` tree)")
+    selector, expected = _expected_counts()[page]
+    ctx, tab, log = _open(browser, server, page, width=1280, height=900)
+    found = tab.evaluate(f"document.querySelectorAll({json.dumps(selector)}).length")
+    ctx.close()
+    # the API reference also documents optbook.core, so it holds at least the indexed objects
+    assert found == expected or (page.endswith("api.html") and found >= expected), \
+        f"{page}: {found} of {selector}, expected {expected}"
     assert not log["errors"], f"{page}: console errors: {log['errors']}"

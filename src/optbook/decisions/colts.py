@@ -339,6 +339,7 @@ class SafeLTS:
         self.socp_calls = 0
 
     def select(self) -> np.ndarray:
+        """The action to play this round."""
         theta_hat, Phi_hat = self.est.estimates()
         root = inv_sqrt_psd(self.est.V)
         beta = self._colts.beta()
@@ -355,6 +356,7 @@ class SafeLTS:
         return shrink_factor(a, Phi_hat, self.alpha, V_inv, beta) * a
 
     def update(self, action: np.ndarray, reward: float, constraints: np.ndarray) -> None:
+        """Record a play: its action, noisy reward and noisy constraint values."""
         self.est.update(action, reward, constraints)
 
 

@@ -178,6 +178,8 @@ class ClientOptimizer(ABC):
 
     def init_state(self, batch: int, shapes: Sequence[tuple[int, ...]], received: dict[str, torch.Tensor]
                    ) -> dict[str, torch.Tensor]:
+        """The optimizer state of ``batch`` clients at the start of a round, for parameters of
+        ``shapes``, from what the server sent (``received``); stateless optimizers return {}."""
         return {}
 
     @abstractmethod

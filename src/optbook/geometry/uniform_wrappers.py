@@ -364,9 +364,11 @@ class BoostingWrapper:
 
     @property
     def alpha(self) -> float:
+        """The approximation ratio the wrapper guarantees, 1 - e^{-gamma}."""
         return float(-np.expm1(-self.gamma))
 
     def draw(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+        """Scales z ~ p_gamma at which the wrapped gradient is queried, of the given shape."""
         return sample_boost_z(self.gamma, shape, rng)
 
 
@@ -377,9 +379,12 @@ class IdentityWrapper:
 
     @property
     def alpha(self) -> float:
+        """The approximation ratio of the base algorithm alone (stationary points of a monotone
+        DR-submodular function)."""
         return ALPHA_STATIONARY
 
     def draw(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+        """Scales of 1 (no wrapping), of the given shape."""
         rng.random(shape)  # consumed as the boosting wrapper does: both see the same u, v and xi
         return np.ones(shape)
 

@@ -249,6 +249,7 @@ def rosenbrock2(x) -> np.ndarray:
 
 
 def rosenbrock2_grad(x) -> np.ndarray:
+    """Gradient of :func:`rosenbrock2`, row-wise, as a (rows, 2) array."""
     X = _rows(x, 2)
     r = X[:, 1] - X[:, 0] ** 2
     return np.column_stack([-400.0 * r * X[:, 0] - 2.0 * (1.0 - X[:, 0]), 200.0 * r])
@@ -263,6 +264,7 @@ def cardioid(x) -> np.ndarray:
 
 
 def cardioid_grad(x) -> np.ndarray:
+    """Gradient of :func:`cardioid`, row-wise, as a (rows, 2) array."""
     X = _rows(x, 2)
     q = X[:, 0] ** 2 + X[:, 1] ** 2
     h = (q + X[:, 0]) ** 2 - q
