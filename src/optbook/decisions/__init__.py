@@ -13,4 +13,10 @@ METHODS: dict[str, dict[str, tuple[str, ...]]] = {
     "29": {"mean_field.app": ("mean_field.mirror_descent", "mean_field.damped_best_response",
                               "mean_field.fictitious_play")},
     "30": {"maxucb.MaxUCB": ("maxucb.RoundRobin", "maxucb.ThresholdAscent", "maxucb.QoMaxETC", "maxucb.MaxMedian")},
+    "31": {"freeze_thaw.CFBO": ("freeze_thaw.FreezeThawEI", "freeze_thaw.RandomSearch",
+                                "freeze_thaw.SuccessiveHalving")},
+    "32": {"cooling_control.cem": ("cooling_control.RulePolicy", "cooling_control.ScheduledRulePolicy",
+                                   "cooling_control.PIPolicy", "cooling_control.RandomPolicy"),
+           "cooling_control.distill": (),
+           "cooling_env.LiquidCoolingEnv": ()},
 }

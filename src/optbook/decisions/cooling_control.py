@@ -84,6 +84,7 @@ class PIPolicy:
         self.integral = np.zeros(1)
 
     def reset(self, batch: int) -> None:
+        """Zero the integral term for ``batch`` parallel rollouts."""
         self.integral = np.zeros(batch)
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
@@ -129,8 +130,12 @@ def plant_features(obs: np.ndarray, p: CoolingParams) -> np.ndarray:
                            obs[:, 2 * n:]], axis=1)
 
 
-CABINET_FEATURES = lambda p: ([f"T{j + 1}" for j in range(p.n_blades)] + [f"P{j + 1}" for j in range(p.n_blades)]  # noqa: E731
-                              + ["wet bulb", "sin(hour)", "cos(hour)"])
+def cabinet_feature_names(p: CoolingParams) -> list[str]:
+    """Names of :func:`cabinet_features`' columns (blade temperatures, blade powers, weather, hour)."""
+    return ([f"T{j + 1}" for j in range(p.n_blades)] + [f"P{j + 1}" for j in range(p.n_blades)]
+            + ["wet bulb", "sin(hour)", "cos(hour)"])
+
+
 PLANT_FEATURES = ("mean power", "hottest blade", "wet bulb", "sin(hour)", "cos(hour)")
 
 

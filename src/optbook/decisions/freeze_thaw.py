@@ -356,10 +356,12 @@ class CFBO:
         self.reset()
 
     def reset(self) -> None:
+        """Forget the run: the utility range seen so far and the stopping log."""
         self.u_max, self.u_min = -np.inf, None
         self.log: dict[str, list[float]] = {"r": [], "rhs": [], "p": []}
 
     def select(self, s: State, rng: np.random.Generator) -> int | None:
+        """The configuration to train one more epoch, or None to stop the whole run."""
         samples = self.surrogate.sample(s.Y, s.counts, self.n_samples, rng)
         A, p = acquisition(samples, s.counts, s.b, s.best, alpha=self.alpha, c=self.c, budget=s.budget,
                            horizon=self.horizon)
@@ -387,13 +389,16 @@ class FreezeThawEI:
                           horizon=check_int(horizon, "horizon", minimum=1))
 
     def reset(self) -> None:
+        """Forget the run (the wrapped CFBO without stopping)."""
         self.inner.reset()
 
     @property
     def log(self) -> dict[str, list[float]]:
+        """The stopping log of the wrapped policy (never used: it does not stop)."""
         return self.inner.log
 
     def select(self, s: State, rng: np.random.Generator) -> int | None:
+        """The configuration with the largest acquisition; never None."""
         return self.inner.select(s, rng)
 
 
@@ -405,9 +410,11 @@ class RandomSearch:
         self.reset()
 
     def reset(self) -> None:
+        """Forget the configuration in training."""
         self.current: int | None = None
 
     def select(self, s: State, rng: np.random.Generator) -> int | None:
+        """Keep training the current configuration to its epoch budget, then draw a fresh one."""
         T = s.Y.shape[1]
         if self.current is not None and s.counts[self.current] < min(self.epochs, T):
             return self.current
@@ -430,6 +437,7 @@ class SuccessiveHalving:
         self.reset()
 
     def reset(self) -> None:
+        """Start again at the lowest rung."""
         self.queue: list[int] = []
         self.rung, self.alive = 0, np.array([], dtype=int)
 
@@ -437,6 +445,7 @@ class SuccessiveHalving:
         return min(T, self.r0 * self.eta ** self.rung)
 
     def select(self, s: State, rng: np.random.Generator) -> int | None:
+        """The next configuration to bring up to the current rung, promoting the best at each rung."""
         T = s.Y.shape[1]
         while True:
             todo = [i for i in self.alive if s.counts[i] < self._target(T)]
