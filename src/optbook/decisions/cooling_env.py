@@ -304,6 +304,8 @@ class LiquidCoolingEnv(gym.Env):
         return observe(self._temps, self._power[None, t], self._wet[None, t], self._t, self.p)[0].astype(np.float32)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Start a new day: a workload drawn from the env's generator (seeded by ``seed``), blades at
+        their steady state; returns (observation, info)."""
         super().reset(seed=seed)
         day = int(self.np_random.integers(0, 2**31 - 1))
         self._power, self._wet = make_workload(day, self.p)
@@ -312,6 +314,9 @@ class LiquidCoolingEnv(gym.Env):
         return self._obs(), {"workload_seed": day}
 
     def step(self, action):
+        """Apply one scaled action in [-1, 1]^n_act for one control period: (observation, reward,
+        terminated, truncated, info), the reward the weighted energy and violation with the sign flipped,
+        info the step's energy (kWh), violation (K*min), fan and pump power and hottest blade."""
         if self._temps is None:
             raise RuntimeError("call reset() before step()")
         a = np.asarray(action, dtype=float).reshape(1, -1)
