@@ -18,7 +18,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from ..claims import Criterion, Measured, claim
-from ..core import Tuning, check_int, grid_search
+from ..core import Tuning, check_choice, check_int, check_positive, grid_search
 from ..core.cache import cache_key, cached_torch
 from ..core.threads import one_torch_thread
 from ..viz import SliderStep, base_layout, color_for, slider_figure
@@ -53,6 +53,9 @@ def layer_problem(seed: int, outliers: float = 1.0, d_out: int = LAYER_SHAPE[0],
     """(W, H damped, H raw) of one synthetic layer: Gaussian W, inputs X = G C diag(s) with a
     random mixing C (correlated columns) and log-normal column scales s of spread ``outliers``."""
     seed = check_int(seed, "seed")
+    check_positive(outliers, "outliers", allow_zero=True)
+    for v, nm in ((d_out, "d_out"), (d_in, "d_in"), (n, "n")):
+        check_int(v, nm, minimum=1)
     rng = np.random.default_rng(seed)
     C = rng.standard_normal((d_in, d_in)) / np.sqrt(d_in) * 0.7 + np.eye(d_in)
     X = (rng.standard_normal((n, d_in)) @ C) * np.exp(outliers * rng.standard_normal(d_in))
@@ -71,6 +74,9 @@ def admm_run(seed: int, pattern="2:4", rank: int = LAYER_RANK, outliers: float =
 def layer_errors(seed: int, pattern="2:4", rank: int = LAYER_RANK, outliers: float = 1.0,
                  hassle_rounds: int = 20, oats_iters: int = 80) -> dict[str, float]:
     """Relative output error tr(E H E^T)/tr(W H W^T) of each method on :func:`layer_problem`."""
+    check_int(rank, "rank")
+    check_int(hassle_rounds, "hassle_rounds", minimum=1)
+    check_int(oats_iters, "oats_iters", minimum=1)
     W, H, H0 = layer_problem(seed, outliers)
     out = {"Wanda": relative_error(W, wanda(W, H, pattern), 0.0, H0)}
     out["EoRA"] = METHODS["EoRA"](W, H, pattern, rank).error(W, H0)
@@ -358,6 +364,7 @@ def heatmap_slider_figure() -> go.Figure:
 
 def heatmap_figure(method: str = "3BASiL") -> go.Figure:
     """Live twin of :func:`heatmap_slider_figure`."""
+    check_choice(method, "method", FIG_METHODS)
     fig = go.Figure(_heatmap_traces(method))
     base_layout(fig, title=f"{method}: output error {heatmap_parts()[method]['error']:.3f}", height=400)
     return _three_panels(fig, HEATMAP_TITLES)
@@ -431,6 +438,8 @@ def budget_slider_figure() -> go.Figure:
 
 def budget_figure(rank: int = 2) -> go.Figure:
     """Live twin of :func:`budget_slider_figure`."""
+    if rank not in BUDGET_RANKS:
+        raise ValueError(f"rank must be one of {BUDGET_RANKS}, got {rank!r}")
     fig = go.Figure(_budget_traces(rank))
     return base_layout(fig, title=f"Relative output error at rank {rank}", logy=True,
                        xaxis_title="fraction of weights kept in S", yaxis_title="relative output error")
