@@ -125,8 +125,8 @@ LAYER_NAMES = ("attn.q", "attn.k", "attn.v", "attn.o", "fc1", "fc2")
 TM_EPOCHS, TM_CHUNK = 20, 8
 GRIDS = {                  # three settings for every method, tuned on LM_TUNING_SEEDS
     "3BASiL-TM": {"tm_lr": (1e-3, 3e-3, 1e-2)},
-    "HASSLE-free": {"rounds": (5, 20, 80)},
-    "OATS": {"iters": (20, 80, 200)},
+    "HASSLE-free": {"rounds": (20, 80, 320)},   # widened once: (5, 20, 80) had its best on the top edge
+    "OATS": {"iters": (80, 200, 800)},          # widened once: (20, 80, 200) had its best on the top edge
     "EoRA": {"damp": (1e-3, 5e-3, 5e-2)},
 }
 
@@ -274,6 +274,7 @@ def claim_gap_cut(fast: bool = False, control: bool = False) -> Measured:
     meth, st = ("HASSLE-free", base["HASSLE-free"]) if control else ("3BASiL-TM", tm)
     mine = [lm_perplexity(meth, s, **st) - dense for s in seeds]
     wanda_gap = [lm_perplexity("Wanda", s) - dense for s in seeds]
+    no_tm = [] if fast or control else [lm_perplexity("3BASiL", s) - dense for s in seeds]
     g_m, g_b = float(np.median(mine)), float(np.median(gaps[best]))
     cut = 1.0 - g_m / g_b
     return Measured({"gap_cut": cut, "gap_method": g_m, "gap_best_baseline": g_b, "dense_ppl": dense,
@@ -281,7 +282,7 @@ def claim_gap_cut(fast: bool = False, control: bool = False) -> Measured:
                     criteria=[Criterion("gap_cut", ">=", 0.30)], seeds=seeds,
                     precondition=bool(g_b > 0.01),
                     summary=f"gap {g_m:.3f} vs best baseline ({best}) {g_b:.3f}: cut {cut:.0%}",
-                    details={"gaps": gaps, "method_gaps": mine, "best": best, "tunings": tunings,
+                    details={"gaps": gaps, "method_gaps": mine, "best": best, "tunings": tunings, "no_tm": no_tm,
                              "settings": {**base, meth: st}})
 
 
@@ -292,13 +293,26 @@ def claim_gap_cut(fast: bool = False, control: bool = False) -> Measured:
               "the median ratio of 3BASiL's relative error to the best tuned alternating baseline's is <= 0.6 and to "
               "OATS's <= 0.3 (the card's prototype bounds, fixed before this run)",
        control="the alternating (non-joint) HASSLE-free-style decomposition in place of the ADMM",
+       reproduces=False,
+       diagnosis="the first full run missed both registered bounds narrowly (median ratios 0.63 and 0.33), with "
+                 "both baselines' tuned budgets on the top edge of their grids; widening the grids (OATS to 1000 "
+                 "iterations, HASSLE-free to 400 rounds) only strengthened the baselines. Four checks: (1) the proxy "
+                 "shows the phenomenon: the ADMM's error is below the best alternating method's on every layer "
+                 "and pattern (worst ratio about 0.7), and the alternation stalls (rounds 160 -> 400 gain ~4%); "
+                 "(2) the ADMM runs the authors' exact schedule (rho0 = 0.1, growth 1.1/1.05/1.02, restart, "
+                 "stopping rule, damping 0.005) and the baselines get more iterations than the authors' default "
+                 "of 80 and than the ADMM uses; (3) reductions pass: at rank 0 with every weight kept the ADMM "
+                 "is exact, and it never ends above its EoRA start (tests); (4) the control (the alternation in "
+                 "place of the ADMM) gives ratio 1.0 and fails. The bounds 0.6 and 0.3 were a single untuned "
+                 "prototype draw (20 rounds, 80 iterations): against tuned baselines the joint method's advantage "
+                 "is about 1.6x and 3x, not 1.7x and 3.3x",
        name="layer_ratio")
 def claim_layer_ratio(fast: bool = False, control: bool = False) -> Measured:
     seeds = FAST_SEEDS if fast else CLAIM_SEEDS
     rows = []
-    for pattern in ("2:4", 0.5):
-        if fast:
-            best_rounds, best_iters = 20, 80
+    for pattern in (("2:4",) if fast else ("2:4", 0.5)):
+        if fast:   # the 2:4 layers at the full run's tuned settings one grid step down (cheaper)
+            best_rounds, best_iters = 160, 400
         else:
             tune = {t.method: t.best for t in layer_tuning(pattern)}
             best_rounds, best_iters = tune["HASSLE-free"]["rounds"], tune["OATS"]["iters"]
