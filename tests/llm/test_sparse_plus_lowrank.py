@@ -198,3 +198,25 @@ def test_tm_keeps_pruned_weights_at_zero_and_lowers_the_block_error():
         sl.transformer_matching(block, x, target, masks, lr=0.0)
     with pytest.raises(ValueError, match="same shape"):
         sl.transformer_matching(block, x, target[:3], masks)
+
+
+# ----------------------------------------------------------------- the chapter's pipeline on the tiny LM
+
+
+def test_compress_model_replaces_every_linear_map_with_a_2_4_plus_rank_r_layer():
+    from optbook.llm import sparse_plus_lowrank_chapter as ch
+    from optbook.llm import tinylm
+
+    model, errors = ch.compress_model("EoRA", 0, sequences=4)
+    assert set(errors) == set(tinylm.pretrained().linear_layers())
+    for block in model.blocks:
+        for name in ch.LAYER_NAMES:
+            layer = ch._get(block, name)
+            assert isinstance(layer, sl.SparseLowRankLinear)
+            w = layer.weight.detach().numpy()
+            assert np.all((w.reshape(-1, 4) != 0).sum(1) <= 2)
+            assert layer.lora_A.shape[0] == ch.LM_RANK
+    dense = tinylm.pretrained()
+    assert not any(p is q for p, q in zip(model.parameters(), dense.parameters()))
+    with pytest.raises(ValueError, match="method"):
+        ch.compress_model("SVD", 0, sequences=4)
