@@ -220,3 +220,14 @@ def test_compress_model_replaces_every_linear_map_with_a_2_4_plus_rank_r_layer()
     assert not any(p is q for p, q in zip(model.parameters(), dense.parameters()))
     with pytest.raises(ValueError, match="method"):
         ch.compress_model("SVD", 0, sequences=4)
+
+
+def test_row_refit_matches_a_per_row_least_squares_solve():
+    W, X = problem(8)
+    H = sl.damped_hessian(X)
+    S = sl.project(W, 0.4)                      # rows with different support sizes
+    out = sl.refit_rows(W, S, H)
+    for i in range(W.shape[0]):
+        m = np.flatnonzero(S[i])
+        assert np.allclose(out[i, m], scipy.linalg.solve(H[np.ix_(m, m)], H[m] @ W[i]), atol=1e-10)
+        assert not out[i, np.setdiff1d(np.arange(16), m)].any()

@@ -205,10 +205,12 @@ def refit_rows(W: np.ndarray, S: np.ndarray, H: np.ndarray) -> np.ndarray:
     """Each row of S re-solved by least squares on its own support: s_M = H_MM^{-1} H_M: w
     (the cheap stand-in for SparseGPT / ALPS's weight update used by :func:`hassle_free`)."""
     out = np.zeros_like(S)
-    for i in range(S.shape[0]):
-        m = np.flatnonzero(S[i])
-        if m.size:
-            out[i, m] = np.linalg.solve(H[np.ix_(m, m)], H[m] @ W[i])
+    counts = np.count_nonzero(S, axis=1)
+    for c in np.unique(counts[counts > 0]):          # rows with equal support sizes: one batched solve
+        rows = np.flatnonzero(counts == c)
+        idx = np.nonzero(S[rows])[1].reshape(len(rows), c)
+        rhs = np.einsum("rcj,rj->rc", H[idx], W[rows])
+        out[rows[:, None], idx] = np.linalg.solve(H[idx[:, :, None], idx[:, None, :]], rhs[..., None])[..., 0]
     return out
 
 
