@@ -423,7 +423,7 @@ def admm_figure(seed: int = 0, pattern="2:4") -> go.Figure:
     fig.update_yaxes(title_text="rho; fraction of support changed", row=1, col=2)
     if lock:
         for c in (1, 2):
-            fig.add_vrect(x0=h["iteration"][0], x1=lock, fillcolor="#fde0c5", opacity=0.5, line_width=0, row=1, col=c)
+            fig.add_vrect(x0=h["iteration"][0], x1=lock, fillcolor="#fde0c5", opacity=0.5, line_width=0, layer="below", row=1, col=c)
         fig.add_annotation(x=h["iteration"][0], y=1, xref="x", yref="y domain", text="explore", showarrow=False,
                            xanchor="left", yanchor="top")
         fig.add_annotation(x=lock, y=1, xref="x", yref="y domain", text="lock in", showarrow=False,
@@ -449,6 +449,14 @@ def _budget_memo(key: str) -> dict:
         return {f"{r}|{k}|{m}": _decompose(m, W, H, k, r, {}).error(W, H0)
                 for r in BUDGET_RANKS for k in BUDGET_KEPT for m in FIG_METHODS}
     return cached_torch("ch33-budget", key, build)
+
+
+def budget_ratio(rank: int, kept: float) -> float:
+    """3BASiL's error over the best alternating method's (HASSLE-free, OATS) at one grid point."""
+    t = budget_table()
+    if f"{rank}|{kept}|3BASiL" not in t:
+        raise ValueError(f"rank and kept must be on the grid {BUDGET_RANKS} x {BUDGET_KEPT}, got {rank}, {kept}")
+    return t[f"{rank}|{kept}|3BASiL"] / min(t[f"{rank}|{kept}|HASSLE-free"], t[f"{rank}|{kept}|OATS"])
 
 
 def _budget_traces(rank: int) -> list:
@@ -488,8 +496,10 @@ def gaps_figure(details: dict) -> go.Figure:
     if "no_tm" in details:
         rows["3BASiL (no TM)"] = details["no_tm"]
     order = sorted(rows, key=lambda m: -np.median(rows[m]))
+    colors = {"3BASiL-TM": 0, "HASSLE-free": 1, "OATS": 2, "EoRA": 3, "3BASiL (no TM)": 5}
     fig = go.Figure()
-    for i, m in enumerate(order):
-        fig.add_trace(go.Box(y=rows[m], name=m, boxpoints="all", marker=dict(color=color_for(i)), showlegend=False))
+    for m in order:
+        fig.add_trace(go.Box(y=rows[m], name=m, boxpoints="all", marker=dict(color=color_for(colors.get(m, 4))),
+                             showlegend=False))
     return base_layout(fig, title="Held-out perplexity gap to the dense tiny LM (2:4 + rank 2), per calibration draw",
                        yaxis_title="perplexity minus dense perplexity", height=420)
