@@ -73,7 +73,7 @@ def admm_run(seed: int, pattern="2:4", rank: int = LAYER_RANK, outliers: float =
 def _layer_error(method: str, seed: int, pattern, rank: int, outliers: float, **kw) -> float:
     """One method's relative error on :func:`layer_problem` (cached on disk: the claim, its
     tuning and the notebook share every run)."""
-    key = cache_key(method=method, seed=seed, pattern=pattern, rank=rank, outliers=outliers, kw=kw, v=1,
+    key = cache_key(method=method, seed=seed, pattern=pattern, rank=rank, outliers=outliers, kw=kw, v=2,
                     shape=LAYER_SHAPE, n=LAYER_SAMPLES)
 
     def build():
@@ -224,7 +224,7 @@ def lm_perplexity(method: str, seed: int, pattern=LM_PATTERN, rank: int = LM_RAN
     """Held-out perplexity of the model compressed by ``method`` (cached on disk: the notebook and
     the claims reuse each compression)."""
     key = cache_key(method=method, seed=seed, pattern=pattern, rank=rank, setting=setting, cal=CAL_SEQUENCES,
-                    tm=(TM_EPOCHS, TM_CHUNK), v=1, base=tinylm.BASE_STEPS, torch=torch.__version__)
+                    tm=(TM_EPOCHS, TM_CHUNK), v=2, base=tinylm.BASE_STEPS, torch=torch.__version__)
 
     def build():
         model, _ = compress_model(method, seed, pattern, rank, **setting)
@@ -438,7 +438,7 @@ BUDGET_KEPT = (0.3, 0.5, 0.7)
 def budget_table() -> dict:
     """Relative error of every method on a small layer (32 x 64, 512 samples) over BUDGET_RANKS x
     BUDGET_KEPT (unstructured sparsity): the explorer's precomputed grid (cached on disk)."""
-    key = cache_key(ranks=BUDGET_RANKS, kept=BUDGET_KEPT, methods=FIG_METHODS, v=1)
+    key = cache_key(ranks=BUDGET_RANKS, kept=BUDGET_KEPT, methods=FIG_METHODS, v=2)
     return _budget_memo(key)
 
 
