@@ -123,12 +123,53 @@ LM_FAST_SEEDS = (0,)
 LM_TUNING_SEEDS = (100, 101)
 LAYER_NAMES = ("attn.q", "attn.k", "attn.v", "attn.o", "fc1", "fc2")
 TM_EPOCHS, TM_CHUNK = 20, 8
+# Cold cost (referee's profile, 2 shared cores at load ~2, empty cache but the tiny LM): one
+# compression of the 12 maps takes 3.7 s for 3BASiL, 6.6 s for 3BASiL-TM, 22 s for HASSLE-free at
+# 320 rounds, 10 s for OATS at 800 iterations, under 1 s for EoRA and Wanda, plus 0.5 s to score
+# it. The full gap_cut makes n_lm_compressions() of them: about 4.5 min (45% in HASSLE-free's tuned
+# budget, 20% in OATS's, 26% in 3BASiL(-TM), the rest scoring), 10 min on a loaded machine;
+# layer_ratio adds 2-4 min. The notebook meets its 60 s budget only with a warm disk cache: even
+# with tuning frozen, 3 draws of HASSLE-free at its tuned 320 rounds alone take about 66 s.
+GRIDS = {"OATS": {"iters": (20, 80, 200, 400, 1000)}, "HASSLE-free": {"rounds": (5, 20, 80, 160, 400)}}
+LAYER_TUNING_SEEDS = (100, 101)
+
+
+def layer_tuning(pattern="2:4", seeds=LAYER_TUNING_SEEDS) -> list[Tuning]:
+    """Each alternating baseline over a 5-point grid of its iteration budget on held-out layers."""
+    return [grid_search(m, lambda seed, m=m, **kw: _layer_error(m, seed, pattern, LAYER_RANK, 1.0, **kw), grid, seeds)
+            for m, grid in LAYER_GRIDS.items()]
+
+
+# --------------------------------------------------------------------------- the tiny language model
+
+LM_PATTERN = "2:4"
+LM_RANK = 2                # 6% of a 64 x 64 layer's weights (Llama-3-8B's rank 64: 3% of a 4096 x 4096 one)
+CAL_SEQUENCES = 32         # calibration windows of 64 characters (2048 tokens), drawn by the seed
+LM_SEEDS = (0, 1, 2)       # one compression of the model takes over 5 s: 3 calibration draws
+LM_FAST_SEEDS = (0,)
+LM_TUNING_SEEDS = (100, 101)
+LAYER_NAMES = ("attn.q", "attn.k", "attn.v", "attn.o", "fc1", "fc2")
+TM_EPOCHS, TM_CHUNK = 20, 8
+# Cold cost (referee's profile, 2 shared cores, empty cache but the tiny LM): one compression of
+# the 12 maps takes about 13 s for 3BASiL-TM (7 s ADMM + 6 s TM), 75 s for HASSLE-free at 320
+# rounds (0.23 s a round), 31 s for OATS at 800 iterations, under 1 s for EoRA and Wanda. The full
+# gap_cut makes n_lm_compressions() of them (about 10 min, 56% in HASSLE-free's tuned budget, 24% in
+# OATS's, 19% in 3BASiL-TM); layer_ratio about 4 min more. The notebook therefore meets its 60 s
+# budget only with a warm disk cache.
 GRIDS = {                  # three settings for every method, tuned on LM_TUNING_SEEDS
     "3BASiL-TM": {"tm_lr": (1e-3, 3e-3, 1e-2)},
     "HASSLE-free": {"rounds": (20, 80, 320)},   # widened once: (5, 20, 80) had its best on the top edge
     "OATS": {"iters": (80, 200, 800)},          # widened once: (20, 80, 200) had its best on the top edge
     "EoRA": {"damp": (1e-3, 5e-3, 5e-2)},
 }
+
+
+def n_lm_compressions() -> int:
+    """How many model compressions the full gap_cut claim makes from an empty cache (tuning on the
+    held-out draws, then every tuned baseline, 3BASiL-TM, 3BASiL without TM and Wanda on the claim's
+    draws; the control reuses the tuned HASSLE-free runs)."""
+    tuning = sum(len(v) for g in GRIDS.values() for v in g.values()) * len(LM_TUNING_SEEDS)
+    return tuning + len(LM_SEEDS) * (len(GRIDS) + 2)
 
 
 @lru_cache(maxsize=1)
@@ -275,6 +316,9 @@ def claim_gap_cut(fast: bool = False, control: bool = False) -> Measured:
     mine = [lm_perplexity(meth, s, **st) - dense for s in seeds]
     wanda_gap = [lm_perplexity("Wanda", s) - dense for s in seeds]
     no_tm = [] if fast or control else [lm_perplexity("3BASiL", s) - dense for s in seeds]
+    # the best baseline refined by the same TM at 3BASiL-TM's tuned rate (a diagnostic added by the
+    # referee after the full run; the criterion, as the paper's, compares with baselines without TM)
+    best_tm = [] if fast or control else [lm_perplexity(best, s, **base[best], **tm) - dense for s in seeds]
     g_m, g_b = float(np.median(mine)), float(np.median(gaps[best]))
     cut = 1.0 - g_m / g_b
     return Measured({"gap_cut": cut, "gap_method": g_m, "gap_best_baseline": g_b, "dense_ppl": dense,
@@ -282,7 +326,7 @@ def claim_gap_cut(fast: bool = False, control: bool = False) -> Measured:
                     criteria=[Criterion("gap_cut", ">=", 0.30)], seeds=seeds,
                     precondition=bool(g_b > 0.01),
                     summary=f"gap {g_m:.3f} vs best baseline ({best}) {g_b:.3f}: cut {cut:.0%}",
-                    details={"gaps": gaps, "method_gaps": mine, "best": best, "tunings": tunings, "no_tm": no_tm,
+                    details={"gaps": gaps, "method_gaps": mine, "best": best, "tunings": tunings, "no_tm": no_tm, "best_tm": best_tm,
                              "settings": {**base, meth: st}})
 
 
