@@ -203,23 +203,47 @@ def test_tm_keeps_pruned_weights_at_zero_and_lowers_the_block_error():
 # ----------------------------------------------------------------- the chapter's pipeline on the tiny LM
 
 
-def test_compress_model_replaces_every_linear_map_with_a_2_4_plus_rank_r_layer():
+def test_compress_model_replaces_the_budgeted_maps_with_2_4_plus_rank_r_layers():
     from optbook.llm import sparse_plus_lowrank_chapter as ch
     from optbook.llm import tinylm
 
     model, errors = ch.compress_model("EoRA", 0, sequences=4)
-    assert set(errors) == set(tinylm.pretrained().linear_layers())
-    for block in model.blocks:
-        for name in ch.LAYER_NAMES:
-            layer = ch._get(block, name)
-            assert isinstance(layer, sl.SparseLowRankLinear)
-            w = layer.weight.detach().numpy()
-            assert np.all((w.reshape(-1, 4) != 0).sum(1) <= 2)
-            assert layer.lora_A.shape[0] == ch.LM_RANK
+    assert set(errors) == {f"blocks.{ch.LM_BLOCK}.{n}" for n in ch.LM_MAPS}
     dense = tinylm.pretrained()
+    for b, block in enumerate(model.blocks):
+        for name in ("attn.q", "attn.k", "attn.v", "attn.o", "fc1", "fc2"):
+            layer = ch._get(block, name)
+            if b == ch.LM_BLOCK and name in ch.LM_MAPS:
+                assert isinstance(layer, sl.SparseLowRankLinear)
+                w = layer.weight.detach().numpy()
+                assert np.all((w.reshape(-1, 4) != 0).sum(1) <= 2)
+                assert layer.lora_A.shape[0] == ch.LM_RANK
+            else:                                    # the rest of the model stays dense
+                assert torch.equal(layer.weight, ch._get(dense.blocks[b], name).weight)
     assert not any(p is q for p, q in zip(model.parameters(), dense.parameters()))
     with pytest.raises(ValueError, match="method"):
         ch.compress_model("SVD", 0, sequences=4)
+
+
+def test_budget_rule_gives_each_alternating_method_the_admm_iteration_count():
+    from optbook.llm import sparse_plus_lowrank_chapter as ch
+
+    W, X = problem(9, 8, 16, 200)
+    H = sl.damped_hessian(X)
+    n = sl.threebasil(W, H, "2:4", 2).nit
+    assert ch.budgeted("HASSLE-free", W, H, "2:4", 2).nit == n
+    assert ch.budgeted("OATS", W, H, "2:4", 2).nit == n
+    hf = ch.budgeted("HASSLE-free", W, H, "2:4", 2)
+    assert np.array_equal(hf.S, sl.hassle_free(W, H, "2:4", 2, rounds=n).S)
+    # the LM pipeline: the baselines' budget is the ADMM's count on the same map at the paper's damping
+    admm = ch.map_decomposition("3BASiL", 0, "attn.o", sequences=4)
+    assert ch.map_decomposition("OATS", 0, "attn.o", sequences=4, damp=0.05).nit == admm.nit
+    with pytest.raises(ValueError, match="method"):
+        ch.budgeted("SVD", W, H, "2:4", 2)
+    with pytest.raises(ValueError, match="budget"):
+        ch.budgeted("OATS", W, H, "2:4", 2, budget=0)
+    with pytest.raises(ValueError, match="name"):
+        ch.map_decomposition("OATS", 0, "fc9")
 
 
 def test_row_refit_matches_a_per_row_least_squares_solve():

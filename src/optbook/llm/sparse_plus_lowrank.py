@@ -206,10 +206,11 @@ def refit_rows(W: np.ndarray, S: np.ndarray, H: np.ndarray) -> np.ndarray:
     (the cheap stand-in for SparseGPT / ALPS's weight update used by :func:`hassle_free`)."""
     out = np.zeros_like(S)
     counts = np.count_nonzero(S, axis=1)
+    WH = W @ H                                       # H_M: w = (W H)[row, M] since H is symmetric
     for c in np.unique(counts[counts > 0]):          # rows with equal support sizes: one batched solve
         rows = np.flatnonzero(counts == c)
         idx = np.nonzero(S[rows])[1].reshape(len(rows), c)
-        rhs = np.einsum("rcj,rj->rc", H[idx], W[rows])
+        rhs = np.take_along_axis(WH[rows], idx, axis=1)
         out[rows[:, None], idx] = np.linalg.solve(H[idx[:, :, None], idx[:, None, :]], rhs[..., None])[..., 0]
     return out
 
