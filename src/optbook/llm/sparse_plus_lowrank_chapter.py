@@ -11,6 +11,7 @@ Both claims run under a stated budget rule (equal per-map iterations; see ``budg
 from __future__ import annotations
 
 import copy
+import itertools
 import time
 from functools import lru_cache
 
@@ -153,12 +154,22 @@ LM_TUNING_SEEDS = (100, 101)
 TM_EPOCHS, TM_CHUNK = 20, 8
 PAPER_DAMP = 0.005         # the authors' damping; the ADMM (and so the budget) always uses it
 GRIDS = {                  # three settings for every method, tuned on LM_TUNING_SEEDS
-    "3BASiL-TM": {"tm_lr": (1e-3, 3e-3, 1e-2)},
-    "HASSLE-free": {"damp": (1e-3, 5e-3, 5e-2)},
-    "OATS": {"damp": (1e-3, 5e-3, 5e-2)},
+    # widened once (before the claim's run): with (1e-3, 3e-3, 1e-2), (1e-3, 5e-3, 5e-2) and
+    # (1e-3, 5e-3, 5e-2) the bests of 3BASiL-TM, HASSLE-free and OATS sat on an edge
+    "3BASiL-TM": {"tm_lr": (3e-3, 1e-2, 3e-2)},
+    "HASSLE-free": {"damp": (5e-3, 5e-2, 5e-1)},
+    "OATS": {"damp": (2e-4, 1e-3, 5e-3)},
     "EoRA": {"damp": (1e-3, 5e-3, 5e-2)},
 }
-FROZEN: dict[str, dict] | None = None   # set from lm_tuning() once it has run on the held-out draws
+# The tuning's result on LM_TUNING_SEEDS (median held-out perplexity of each grid setting), frozen
+# so that the chapter need not re-run 24 compressions; tests/llm re-runs lm_tuning() and checks
+# these scores and the picks. None: tune afresh.
+FROZEN_SCORES: dict[str, tuple[float, ...]] | None = {
+    "3BASiL-TM": (5.6492, 5.6414, 5.6459),
+    "HASSLE-free": (5.8157, 5.8141, 5.9118),
+    "OATS": (6.1022, 6.1019, 6.1058),
+    "EoRA": (6.4002, 6.3991, 6.4098),
+}
 # Cost of the first registration (referee's profile, kept for the record): 45 compressions of the 12
 # maps, 301 s for gap_cut and 58 s for layer_ratio from an empty cache on 2 shared cores.
 
@@ -284,12 +295,17 @@ def lm_tuning(methods=tuple(GRIDS), seeds=LM_TUNING_SEEDS) -> dict[str, Tuning]:
             for m in methods}
 
 
+def frozen_tuning() -> dict[str, Tuning]:
+    """The tuning of :func:`lm_tuning` as frozen in FROZEN_SCORES (re-run when nothing is frozen)."""
+    if FROZEN_SCORES is None:
+        return lm_tuning()
+    return {m: Tuning(m, [dict(zip(g, v)) for v in itertools.product(*g.values())], FROZEN_SCORES[m],
+                      LM_TUNING_SEEDS) for m, g in GRIDS.items()}
+
+
 def lm_settings() -> dict[str, dict]:
-    """The tuned setting of every method: FROZEN (checked by a unit test that re-runs the tuning),
-    or the tuning itself where nothing is frozen yet."""
-    if FROZEN is not None:
-        return {m: dict(v) for m, v in FROZEN.items()}
-    return {m: t.best for m, t in lm_tuning().items()}
+    """The tuned setting of every method (from :func:`frozen_tuning`)."""
+    return {m: t.best for m, t in frozen_tuning().items()}
 
 
 # --------------------------------------------------------------------------- claims
@@ -343,7 +359,7 @@ def claim_gap_cut(fast: bool = False, control: bool = False) -> Measured:
                     precondition=bool(g_b > 0.01),
                     summary=f"gap {g_m:.3f} vs best baseline ({best}) {g_b:.3f}: cut {cut:.0%}",
                     details={"gaps": gaps, "method_gaps": mine, "best": best, "no_tm": no_tm, "best_tm": best_tm,
-                             "settings": settings})
+                             "settings": settings, "tunings": frozen_tuning()})
 
 
 @claim("33", "3BASiL's layer-wise error is far below the alternating methods'", kind="reproduction",
