@@ -373,6 +373,18 @@ def claim_gap_cut(fast: bool = False, control: bool = False) -> Measured:
               "hyperparameter); the median ratio of 3BASiL's relative error to the better alternating baseline's "
               "is <= 0.6 and to OATS's <= 0.3 (the bounds registered before the first run, kept)",
        control="the alternating (non-joint) HASSLE-free-style decomposition in place of the ADMM",
+       reproduces=False,
+       diagnosis="the re-registered run also misses both bounds: median ratios 0.69 (worst draw 0.73) and 0.32 "
+                 "on draws 0, 1, 2 (the first registration: 0.63 and 0.33 with tuned iteration budgets). Four "
+                 "checks: (1) the proxy shows the phenomenon: the ADMM's error is below both alternating methods' "
+                 "on every layer (HASSLE-free about 1.45x, OATS about 3x higher at equal iterations); (2) the ADMM "
+                 "runs the authors' exact schedule (rho0 = 0.1, growth 1.1/1.05/1.02, restart, stopping rule, "
+                 "damping 0.005) and the baselines get as many iterations as it takes (330-370 here, more than the "
+                 "authors' default of 80 for OATS); (3) reductions pass: at rank 0 with every weight kept the ADMM "
+                 "is exact, and it never ends above its EoRA start (tests); (4) the control (the alternation in "
+                 "place of the ADMM) gives ratio 1.0 and fails. The bounds 0.6 and 0.3 came from a single untuned "
+                 "prototype draw (20 rounds, 80 iterations): against baselines given equal iterations the joint "
+                 "method's advantage is about 1.45x over HASSLE-free and 3x over OATS, not 1.7x and 3.3x",
        name="layer_ratio")
 def claim_layer_ratio(fast: bool = False, control: bool = False) -> Measured:
     seeds = FAST_SEEDS if fast else CLAIM_SEEDS
