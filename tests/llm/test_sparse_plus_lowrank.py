@@ -140,6 +140,15 @@ def test_hassle_free_error_does_not_increase_much_over_rounds():
     assert e[-1] <= e[0] + 1e-12
 
 
+def test_rank_zero_alternations_stop_after_one_round_with_the_same_result():
+    W, X = problem(7)
+    H = sl.damped_hessian(X)
+    hf = sl.hassle_free(W, H, "2:4", 0, rounds=5)
+    assert hf.nit == 1 and np.allclose(hf.S, sl.refit_rows(W, sl.wanda(W, H, "2:4"), H))
+    oa = sl.oats(W, H, "2:4", 0, iters=5)
+    assert oa.nit == 1 and np.allclose(oa.S, sl.wanda(W, H, "2:4"))
+
+
 def test_wanda_uses_the_activation_scaled_score():
     W = np.array([[1.0, 2.0, 3.0, 4.0]])
     H = np.diag([100.0, 1.0, 1.0, 1.0])

@@ -235,12 +235,12 @@ def hassle_free(W: np.ndarray, H: np.ndarray, pattern, rank: int, rounds: int = 
     metric = _Metric(H)
     B, A = np.zeros((W.shape[0], rank)), np.zeros((rank, W.shape[1]))
     errs = []
-    for _ in range(rounds):
+    for _ in range(rounds if rank else 1):       # at rank 0 every round repeats the first
         R = W - B @ A
         S = refit_rows(R, wanda(R, H, pattern), H)
         B, A = metric.rank_regression(W - S, rank)
         errs.append(relative_error(W, S, B @ A, H))
-    return Decomposition(S, B, A, "HASSLE-free", rounds, {"error": errs})
+    return Decomposition(S, B, A, "HASSLE-free", len(errs), {"error": errs})
 
 
 def oats(W: np.ndarray, H: np.ndarray, pattern, rank: int, iters: int = 80) -> Decomposition:
@@ -252,11 +252,11 @@ def oats(W: np.ndarray, H: np.ndarray, pattern, rank: int, iters: int = 80) -> D
     d = np.sqrt(np.diag(H))
     Wt = W * d
     S = np.zeros_like(W)
-    for _ in range(iters):
+    for _ in range(iters if rank else 1):        # at rank 0 every iteration repeats the first
         U, s, Vt = np.linalg.svd(Wt - S, full_matrices=False)
         B, A = U[:, :rank] * s[:rank], Vt[:rank]
         S = project(Wt - B @ A, pattern)
-    return Decomposition(S / d, B, A / d, "OATS", iters)
+    return Decomposition(S / d, B, A / d, "OATS", iters if rank else 1)
 
 
 # --------------------------------------------------------------------------- 3BASiL
