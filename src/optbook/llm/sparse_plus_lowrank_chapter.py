@@ -571,18 +571,23 @@ EXPLORER_HEATMAP = Explorer("33", "heatmaps", heatmap_figure,
 
 
 def gaps_figure(details: dict) -> go.Figure:
-    """Perplexity gap to the dense model of each tuned method, one dot per calibration draw."""
+    """Perplexity gap to the dense model of each tuned method, one dot per calibration draw, with
+    3BASiL without TM and the best baseline refined by TM (diagnostics) where the run has them."""
     rows = dict(details["gaps"])
     rows["3BASiL-TM"] = details["method_gaps"]
-    if "no_tm" in details:
+    if details.get("no_tm"):
         rows["3BASiL (no TM)"] = details["no_tm"]
+    best_tm = f"{details['best']} + TM"
+    if details.get("best_tm"):
+        rows[best_tm] = details["best_tm"]
     order = sorted(rows, key=lambda m: -np.median(rows[m]))
-    colors = {"3BASiL-TM": 0, "HASSLE-free": 1, "OATS": 2, "EoRA": 3, "3BASiL (no TM)": 5}
+    colors = {"3BASiL-TM": 0, "HASSLE-free": 1, "OATS": 2, "EoRA": 3, "3BASiL (no TM)": 6, best_tm: 7}
     fig = go.Figure()
     for m in order:
         fig.add_trace(go.Box(y=rows[m], name=m, boxpoints="all", marker=dict(color=color_for(colors.get(m, 4))),
                              showlegend=False))
-    return base_layout(fig, title="Held-out perplexity gap to the dense tiny LM (2:4 + rank 2), per calibration draw",
+    return base_layout(fig, title="Held-out perplexity gap to the dense tiny LM (block 0's attn.v and attn.o at "
+                                  "2:4 + rank 2), per calibration draw",
                        yaxis_title="perplexity minus dense perplexity", height=420)
 
 
