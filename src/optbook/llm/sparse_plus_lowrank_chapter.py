@@ -330,7 +330,8 @@ RULE = ("budget rule: on every map each iterative layer-wise solver runs as many
               "from an empty cache (45 compressions of all 12 maps; HASSLE-free at its tuned 320 rounds was 40% of "
               "it), far above the chapter's 60 s; that run measured gap_cut = 55% (it passed). New criterion, fixed "
               "before its full run: on the tiny character LM, the value and output maps of block 0's attention "
-              "(attn.v, attn.o; 64 x 64) compressed at 2:4 + rank 2, the rest dense; " + RULE + "; the remaining hyperparameter of each method "
+              "(attn.v, attn.o; 64 x 64) compressed at 2:4 + rank 2, the rest dense; " + RULE + "; the remaining "
+              "hyperparameter of each method "
               "(TM's learning rate for 3BASiL-TM; the damping of H for HASSLE-free, OATS and EoRA) tuned over 3 "
               "settings on 2 held-out draws (100, 101) and frozen in code, a unit test re-running the tuning; "
               "the median over 3 calibration draws (0, 1, 2) of 3BASiL-TM's held-out perplexity gap to the dense "
@@ -542,7 +543,8 @@ def budget_ratio(rank: int, kept: str) -> float:
 
 def _budget_traces(rank: int) -> list:
     t = budget_table()
-    return [go.Scatter(x=[n_kept((1, 4), k) / 4 for k in BUDGET_KEPT], y=[t[f"{rank}|{k}|{m}"] for k in BUDGET_KEPT], name=m, mode="lines+markers",
+    return [go.Scatter(x=[n_kept((1, 4), k) / 4 for k in BUDGET_KEPT], y=[t[f"{rank}|{k}|{m}"] for k in BUDGET_KEPT],
+                       name=m, mode="lines+markers",
                        line=dict(color=color_for(i), width=2.5 if i == 0 else 2, dash="solid" if i == 0 else "dash"))
             for i, m in enumerate(FIG_METHODS)]
 
