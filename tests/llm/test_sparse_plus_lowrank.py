@@ -42,6 +42,13 @@ def test_nm_projection_keeps_n_per_group_of_m_along_the_input_dimension():
     assert np.array_equal(sl.project(P, "2:4"), P)
 
 
+def test_projection_of_a_non_contiguous_array_equals_that_of_its_copy():
+    A = np.random.default_rng(3).standard_normal((16, 12)).T      # Fortran order
+    for pattern in ("2:4", 0.3):
+        assert np.array_equal(sl.project(A, pattern), sl.project(A.copy(order="C"), pattern))
+        assert np.count_nonzero(sl.project(A, pattern)) == sl.n_kept(A.shape, pattern)
+
+
 def test_projection_rejects_bad_patterns():
     A = np.ones((4, 8))
     for bad in ("3:2", "a:b", 0.0, 1.5, True):
@@ -114,6 +121,44 @@ def test_threebasil_beats_its_start_and_the_alternating_baselines_and_respects_t
         assert np.array_equal(sl.project(dec.S, pattern) != 0, dec.S != 0)
         assert np.linalg.matrix_rank(dec.L) <= 2
         assert dec.history["rho"] and dec.nit <= 2000
+
+
+def test_threebasil_first_iteration_fits_l_to_the_dense_z():
+    """One ADMM iteration by hand from the start (Theta0 = P(W D), Pi = 0, L = 0): the low-rank step
+    is fitted to W - Z D^{-1} with the dense Z (the authors' code), not to the projected Theta."""
+    W, X = problem(6)
+    H = sl.damped_hessian(X)
+    d = np.sqrt(np.diag(H))
+    Ht = H / np.outer(d, d)
+    theta0 = sl.project(W * d, "2:4")
+    Z = scipy.linalg.solve(Ht + 0.1 * np.eye(16), ((W * d) @ Ht + 0.1 * theta0).T, assume_a="pos").T
+    B, A = sl.rank_regression(W - Z / d, H, 2)
+    dec = sl.threebasil(W, H, "2:4", 2, maxiter=1)
+    assert np.allclose(dec.L, B @ A, atol=1e-10)
+    assert np.allclose(dec.S, sl.project(Z, "2:4") / d, atol=1e-12)
+
+
+def test_threebasil_rho_follows_the_authors_schedule():
+    """Every 10 iterations rho is multiplied by 1.1 (support change > 10% of k), 1.05 (> 0.5%),
+    1.02 (any change once rho has grown) or divided by 5 (before it has grown), capped at 1e6."""
+    for seed in range(3):
+        W, X = problem(seed, 16, 32, 400)
+        dec = sl.threebasil(W, sl.damped_hessian(X), "2:4", 2)
+        h = dec.history
+        rho, grown = 0.1, False
+        for it, r, frac in zip(h["iteration"], h["rho"], h["support_change"]):
+            assert it % 10 == 0
+            if frac > 0.1:
+                rho, grown = rho * 1.1, True
+            elif frac > 0.005:
+                rho, grown = rho * 1.05, True
+            elif frac > 0:
+                rho = rho * 1.02 if grown else rho / 5
+            elif not grown:
+                rho /= 5
+            rho = min(rho, 1e6)
+            assert np.isclose(r, rho, rtol=1e-12), (seed, it, r, rho)
+        assert grown and dec.nit == h["iteration"][-1]
 
 
 def test_threebasil_is_deterministic_and_invariant_to_scaling_x():

@@ -60,11 +60,11 @@ def project(A: np.ndarray, pattern) -> np.ndarray:
     code). 'N:M': the top N of every group of M consecutive entries along the *input* dimension of
     each output row (d_in must be a multiple of M).
     """
-    A = np.asarray(A, dtype=float)
+    A = np.ascontiguousarray(A, dtype=float)    # C order: the reshape / ravel below must be views
     if A.ndim != 2 or A.size == 0:
         raise ValueError(f"A must be a non-empty 2-D array, got shape {A.shape}")
     kind, p = parse_pattern(pattern)
-    out = np.zeros_like(A)
+    out = np.zeros(A.shape)
     if kind == "nm":
         n, m = p
         if A.shape[1] % m:
