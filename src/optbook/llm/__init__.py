@@ -5,6 +5,9 @@
 #: (book/methods.md, through :func:`optbook.methods.index`) is built from this table; the tests
 #: check that every chapter in the book has an entry and that every name resolves.
 METHODS: dict[str, dict[str, tuple[str, ...]]] = {
+    "33": {"sparse_plus_lowrank.threebasil": ("sparse_plus_lowrank.hassle_free", "sparse_plus_lowrank.oats",
+                                              "sparse_plus_lowrank.eora", "sparse_plus_lowrank.wanda"),
+           "sparse_plus_lowrank.transformer_matching": ()},
     "34": {"alignment_distortion.nlhf_kl": ("alignment_distortion.rlhf_policy", "alignment_distortion.kl_tilt"),
            "alignment_distortion.maximal_lottery": ("alignment_distortion.borda_scores",),
            "alignment_distortion.distortion": ()},
