@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -9,15 +10,26 @@ import time
 from pathlib import Path
 
 from . import claims
+from .core.parallel import BACKENDS, pmap
+
+
+def _run_claim_plain(key: str, fast: bool) -> claims.ClaimResult:
+    """One claim's result without its ``details`` (figures' data: the table does not show them,
+    and they need not travel back from a worker process)."""
+    r = claims.run_claim(key, fast=fast)
+    r.details = None
+    return r
 
 
 def _cmd_claims(args) -> int:
-    results = []
-    for c in claims.registered(args.chapter, args.kind):
-        r = claims.run_claim(c, fast=args.fast)
-        results.append(r)
+    def report(key, r):
         if args.progress:
-            print(f"  {c.key}: {r.verdict} ({r.seconds:.1f} s)", file=sys.stderr, flush=True)
+            print(f"  {key}: {r.verdict} ({r.seconds:.1f} s)", file=sys.stderr, flush=True)
+
+    keys = [c.key for c in claims.registered(args.chapter, args.kind)]
+    # Claims are independent: with --jobs N they run N at a time, and come back in this order.
+    results = pmap(functools.partial(_run_claim_plain, fast=args.fast), keys, jobs=args.jobs,
+                   backend=args.backend, progress=report)
     if not results:
         print(f"no claims registered{' for chapter ' + args.chapter if args.chapter else ''}"
               f"{' of kind ' + args.kind if args.kind else ''}")
@@ -111,6 +123,19 @@ def _cmd_warm(args) -> int:
     return 0
 
 
+def _positive_int(flag: str):
+    """An argparse type: an integer >= 1, else an error naming ``flag``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be an integer >= 1, got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{flag} must be an integer >= 1, got {value}")
+        return value
+    return parse
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m optbook", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -120,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", help="also write the results to this JSON file")
     p.add_argument("--kind", choices=claims.KINDS, help="only reproductions or only identities")
     p.add_argument("--progress", action="store_true", help="print each claim as it finishes")
+    p.add_argument("--jobs", type=_positive_int("--jobs"), default=1,
+                   help="claims run at once, each in its own process (default 1: serial)")
+    p.add_argument("--backend", choices=BACKENDS, default="loky",
+                   help="joblib backend for --jobs > 1: local processes (loky) or a Dask cluster (dask)")
     p.set_defaults(func=_cmd_claims)
     p = sub.add_parser("list", help="list the registered claims")
     p.add_argument("--chapter")
