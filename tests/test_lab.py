@@ -234,7 +234,9 @@ def test_live_explorers_answer_in_jupyterlab(lab, tab):
         tab.screenshot(path=str(SHOTS / f"{chapter}-top.png"))
         box = tab.evaluate(FIND_EXPLORER)
         assert box, f"{path}: no live explorer (slider and figure) after running all cells"
-        tab.locator(f"#{box}").scroll_into_view_if_needed()
+        # Lab's windowed notebook can scroll back after a plain scroll: bring the slider up by focus.
+        tab.locator(f"#{box} .noUi-handle").first.focus()
+        tab.wait_for_timeout(300)
         tab.screenshot(path=str(SHOTS / f"{chapter}-explorer-before.png"))
         timed = [_move(tab, box, m) for m in MOVES]
         tab.screenshot(path=str(SHOTS / f"{chapter}-explorer-after.png"))

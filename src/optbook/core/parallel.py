@@ -105,6 +105,9 @@ def pmap(
                              "and connect a Client (see optbook.core.parallel)") from err
     task = _one_thread(fn) if backend != "threading" else fn
     extra = {"inner_max_num_threads": 1} if backend == "loky" else {}
+    if backend == "dask" and os.environ.get("DASK_SCHEDULER_ADDRESS"):
+        # No Client made in this process (the command line): connect to the named scheduler.
+        extra["scheduler_host"] = os.environ["DASK_SCHEDULER_ADDRESS"]
     with joblib.parallel_config(backend=backend, n_jobs=jobs, **extra):
         stream = joblib.Parallel(return_as="generator")(joblib.delayed(task)(item) for item in items)
         results = []
