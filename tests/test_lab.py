@@ -29,6 +29,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "_build" / "lab-shots"
@@ -166,10 +167,11 @@ def tab(lab):
 
 def _move(page, box: str, direction: str) -> dict:
     """Press an arrow key on the explorer's slider (``direction``, turned round at either end);
-    wait until the figure is redrawn with other
-    data. Returns the milliseconds from the key press to the new figure on screen, and the
-    kernel callback's own time as the explorer reports it."""
+    wait until the figure is redrawn with other data. Returns the milliseconds from the key press
+    to the new figure on screen, and the kernel callback's own time as the explorer reports it."""
     before = page.evaluate(SNAPSHOT, box)
+    status = page.locator(f"#{box} .widget-html").first
+    status_before = status.inner_text()
     handle = page.locator(f"#{box} .noUi-handle").first
     now, low, high = (float(handle.get_attribute(f"aria-value{k}")) for k in ("now", "min", "max"))
     if now in (low, high):  # at an end of the slider: the only way is back
@@ -184,7 +186,7 @@ def _move(page, box: str, direction: str) -> dict:
             window.__optbook_ms = performance.now() - window.__optbook_t0;
             return true;
         }}""", arg=[box, before], timeout=30_000, polling="raf")
-    except Exception as err:
+    except PlaywrightTimeout as err:
         state = page.evaluate("""id => { const b = document.getElementById(id), h = b.querySelector('.noUi-handle');
             return [h.getAttribute('aria-valuenow'), h.getAttribute('aria-valuemax'),
                     b.querySelector('.widget-readout') && b.querySelector('.widget-readout').innerText,
@@ -192,9 +194,14 @@ def _move(page, box: str, direction: str) -> dict:
         pytest.fail(f"the figure did not change after {direction} (slider now, max, readout, status, focus: "
                     f"{state}): {err}")
     ms = page.evaluate("() => window.__optbook_ms")
-    status = page.locator(f"#{box} .widget-html").first.inner_text().strip()
-    callback = re.search(r"redrawn in (\d+) ms", status)
-    assert callback, f"the explorer did not report its redraw: {status!r}"
+    try:  # the status line follows the figure in a message of its own (the same text is possible)
+        page.wait_for_function("([el, old]) => el.innerText !== old", arg=[status.element_handle(), status_before],
+                               timeout=2000)
+    except PlaywrightTimeout:
+        pass
+    report = status.inner_text().strip()
+    callback = re.search(r"redrawn in (\d+) ms", report)
+    assert callback, f"the explorer did not report its redraw: {report!r}"
     return {"direction": direction, "ms": round(ms, 1), "callback_ms": int(callback.group(1))}
 
 
@@ -207,7 +214,9 @@ def _run_all(page, path: str) -> float:
                && w.sessionContext.session.kernel && w.sessionContext.session.kernel.status === 'idle'; }""",
                            arg=path, timeout=60_000)
     t0 = time.monotonic()
-    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    # Cleared first: "done" below means every code cell got a fresh execution count.
+    page.evaluate("""async () => { await window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs');
+                                   window.jupyterapp.commands.execute('notebook:run-all-cells'); }""")
     deadline = t0 + RUN_TIMEOUT_S
     time.sleep(2)  # let the kernel turn busy before the first look
     while True:

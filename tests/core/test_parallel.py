@@ -85,16 +85,16 @@ def test_grid_search_in_parallel_equals_serial():
 
 
 def test_claims_runner_with_two_jobs_matches_serial(tmp_path):
-    """`python -m optbook claims --jobs 2`: the same rows, in the same order, as the serial run
-    (only the seconds differ)."""
+    """`python -m optbook claims --jobs 2` (a chapter per worker): the same rows, in the same order,
+    as the serial run (only the seconds differ)."""
     rows = {}
     for jobs in (1, 2):
         out = tmp_path / f"jobs{jobs}.json"
-        assert main(["claims", "--chapter", "08", "--fast", "--jobs", str(jobs), "--json", str(out)]) == 0
+        assert main(["claims", "--chapter", "08,02", "--fast", "--jobs", str(jobs), "--json", str(out)]) == 0
         rows[jobs] = json.loads(out.read_text())
         for r in rows[jobs]:
             r.pop("seconds")
-    assert len(rows[1]) >= 2 and rows[1] == rows[2]
+    assert {r["chapter"] for r in rows[1]} == {"02", "08"} and rows[1] == rows[2]
 
 
 @pytest.mark.parametrize("argv, named", [
@@ -102,6 +102,7 @@ def test_claims_runner_with_two_jobs_matches_serial(tmp_path):
     (["--jobs", "-3"], "--jobs must be an integer >= 1, got -3"),
     (["--jobs", "two"], "--jobs must be an integer >= 1, got 'two'"),
     (["--jobs", "2", "--backend", "spark"], "invalid choice: 'spark'"),
+    (["--chapter", "08,1"], "--chapter must be two digits like 01 (or a list: 02,08), got '08,1'"),
 ])
 def test_claims_runner_refuses_bad_jobs_and_backends(argv, named, capsys):
     with pytest.raises(SystemExit) as exit_:
