@@ -9,7 +9,7 @@ export OPENBLAS_NUM_THREADS := 1
 export OMP_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
 
-.PHONY: book test unit browser serve notebooks student-notebooks bench clean page warm record-verdicts
+.PHONY: book test unit browser lab chromium serve notebooks student-notebooks bench clean page warm record-verdicts
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -79,12 +79,22 @@ warm: $(STAMP)
 	$(BIN)/python -m optbook warm
 
 unit: $(STAMP) warm
-	$(BIN)/python -m pytest -m "not book" -q
+	$(BIN)/python -m pytest -m "not book and not lab" -q
 
-browser: $(STAMP)
+# Debian's chromium drives the browser and JupyterLab tests: where it is missing, one line says how to
+# install it (as root, it is installed), before the long build rather than deep inside a test.
+chromium:
+	@tools/need-chromium.sh
+
+browser: $(STAMP) chromium
 	$(BIN)/python -m pytest -m book -q
 
-test: unit book browser
+# The live explorers in a real JupyterLab (the Binder experience): chapters run, a slider moved,
+# screenshots in _build/lab-shots.
+lab: $(STAMP) chromium warm
+	$(BIN)/python -m pytest -m lab -q
+
+test: chromium unit book browser lab
 
 serve:
 	$(BIN)/python -m http.server --directory _build/html 8000

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HTML = Path(os.environ.get("OPTBOOK_HTML") or ROOT / "_build" / "html").resolve()
 SHOTS = ROOT / "_build" / "screenshots"
 METRICS = ROOT / "_build" / "page-metrics.md"
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = os.environ.get("OPTBOOK_CHROMIUM") or "/usr/bin/chromium"  # tools/need-chromium.sh
 EXTERNAL = re.compile(r"^https?://(?!127\.0\.0\.1|localhost)")
 PAGE_HTML_BUDGET = 2_000_000          # bytes of HTML per page (the limit)
 TRANSFER_BUDGET = 8_000_000           # bytes on a cold desktop load; pages now weigh 1-4.5 MB
@@ -110,7 +110,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} missing: apt-get install chromium")
+        pytest.fail(f"{CHROMIUM} missing: install it with: apt-get install -y chromium (as root)")
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
             "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

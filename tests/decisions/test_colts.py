@@ -220,3 +220,26 @@ def test_confidence_radius_grows_with_t_and_m():
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_solve_lp_after_another_highs_in_the_process():
+    """HiGHS fixes its thread scheduler at the first solve in a process: solve_lp must still work
+    after another module solved with HiGHS's defaults (the full claims run in one process failed
+    with 'HiGHS failed: Not Set' at chapter 27 after chapter 10). A fresh interpreter, so the order
+    of the test suite cannot hide it."""
+    import subprocess
+    import sys
+
+    code = """
+import numpy as np, highspy
+from optbook.decisions.colts import solve_lp
+other = highspy.Highs(); other.silent()
+lp = highspy.HighsLp(); lp.num_col_, lp.num_row_ = 1, 0
+lp.col_cost_, lp.col_lower_, lp.col_upper_ = np.array([-1.0]), np.array([0.0]), np.array([1.0])
+other.passModel(lp); other.run()
+print(*solve_lp(np.array([1.0, 2.0]), np.array([[1.0, 1.0]]), np.array([1.0])))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-800:]
+    a = [float(v) for v in out.stdout.splitlines()[-1].split()]  # the last line, after HiGHS's banner
+    assert a == pytest.approx([0.0, 1.0], abs=1e-9)           # all weight on the larger objective

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from .parallel import pmap
+
 
 def _label(setting: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else f"{k}={v}"
@@ -94,12 +96,17 @@ def grid_search(
     seeds: Sequence[int],
     *,
     higher_is_better: bool = False,
+    jobs: int = 1,
+    backend: str = "loky",
 ) -> Tuning:
     """Score ``score(seed=seed, **setting)`` for every setting of ``grid`` (the product of its
     value lists, in order) and every tuning seed; a setting's score is the median over seeds.
 
     The tuning seeds should be disjoint from the seeds the claim is then measured on (held out).
-    A non-finite score (divergence) is kept as NaN and ranks last.
+    A non-finite score (divergence) is kept as NaN and ranks last. With ``jobs > 1`` the
+    (setting, seed) runs go to worker processes through :func:`optbook.core.parallel.pmap`
+    (``backend`` as there; ``score`` must be picklable, closures included); the result is the
+    serial one.
     """
     if not grid or any(len(v) == 0 for v in grid.values()):
         raise ValueError(f"grid for {method!r} must name at least one parameter, each with values")
@@ -108,7 +115,9 @@ def grid_search(
         raise ValueError(f"seeds for tuning {method!r} must not be empty")
     keys = list(grid)
     settings = [dict(zip(keys, combo)) for combo in itertools.product(*(grid[k] for k in keys))]
-    per_seed = np.array([[float(score(seed=s, **st)) for s in seeds] for st in settings])
+    runs = [(st, s) for st in settings for s in seeds]
+    flat = pmap(lambda run: float(score(seed=run[1], **run[0])), runs, jobs=jobs, backend=backend)
+    per_seed = np.array(flat, dtype=float).reshape(len(settings), len(seeds))
     per_seed[~np.isfinite(per_seed)] = np.nan
     with np.errstate(all="ignore"):
         med = np.array([np.median(row) if np.all(np.isfinite(row)) else np.nan for row in per_seed])

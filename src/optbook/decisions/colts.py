@@ -53,7 +53,9 @@ def _highs():
             os.dup2(saved, 1)
             os.close(saved)
         h.setOptionValue("output_flag", False)
-        h.setOptionValue("threads", 1)
+        # No "threads" option: HiGHS has one thread scheduler per process, fixed by the first solve;
+        # an instance asking for another count then fails ("Not Set") whenever another module (ch10's
+        # HOM-PGD, cvxpy) solved first with the default, as in one process running every claim.
         _HIGHS = h
     return _HIGHS
 
