@@ -377,6 +377,8 @@ class Lamb(torch.optim.Optimizer):
 
     @torch.no_grad()
     def step(self, closure=None):  # type: ignore[override]
+        """One Lamb step on every parameter with a gradient (layer-wise trust ratio); returns the
+        closure's loss if one is given."""
         loss = None
         if closure is not None:
             with torch.enable_grad():
@@ -472,6 +474,9 @@ class E(torch.optim.Optimizer):
 
     @torch.no_grad()
     def step(self, closure=None):  # type: ignore[override]
+        """One step: gradients clipped to ``max_grad_norm`` (if set), each replaced by
+        g + alpha a (a the running average of gradient differences), then the base optimizer steps;
+        returns the closure's loss if one is given."""
         loss = None
         if closure is not None:
             with torch.enable_grad():
