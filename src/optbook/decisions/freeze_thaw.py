@@ -394,7 +394,7 @@ class FreezeThawEI:
 
     @property
     def log(self) -> dict[str, list[float]]:
-        """The stopping log of the wrapped policy (never used: it does not stop)."""
+        """The wrapped policy's per-step log (regret r_b, the stopping threshold, p): kept though it never stops."""
         return self.inner.log
 
     def select(self, s: State, rng: np.random.Generator) -> int | None:
