@@ -158,14 +158,24 @@ class Explorer:
         """Callback time over a sweep of each control in turn (others at defaults), first call
         excluded as warm-up. Returns median and max wall time and median CPU time, in
         milliseconds (on a loaded machine the wall time also counts the wait for a core; the CPU
-        time is what a move costs)."""
-        self.render()
-        times, cpu = [], []
-        for key, control in self.controls.items():
-            for value in control.samples():
-                self.render(**{key: value})
-                times.append(self.last_ms)
-                cpu.append(self.last_cpu_ms)
+        time is what a move costs, measured on one torch thread: idle intra-op workers spin while
+        they wait for a core, and the spinning counts as CPU time; on a loaded 2-core machine a
+        93 ms move of ch17's overlap explorer measured 450 ms)."""
+        torch = sys.modules.get("torch")  # only if a chapter already uses it: no import for this
+        threads = torch.get_num_threads() if torch else None
+        if torch:
+            torch.set_num_threads(1)
+        try:
+            self.render()
+            times, cpu = [], []
+            for key, control in self.controls.items():
+                for value in control.samples():
+                    self.render(**{key: value})
+                    times.append(self.last_ms)
+                    cpu.append(self.last_cpu_ms)
+        finally:
+            if torch:
+                torch.set_num_threads(threads)
         return {"median_ms": statistics.median(times), "max_ms": max(times),
                 "median_cpu_ms": statistics.median(cpu), "n": len(times)}
 
