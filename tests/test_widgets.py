@@ -39,3 +39,49 @@ def test_controls_validate():
     e = Explorer("98", "t", lambda flag: flag, {"flag": Toggle("flag")})
     with pytest.raises(ValueError, match="unknown controls"):
         e.render(other=1)
+
+
+def test_the_canvas_holds_the_whole_figure_and_ships_plotly_js():
+    import json
+
+    import numpy as np
+    import plotly.graph_objects as go
+
+    from optbook.canvas import PlotlyCanvas
+
+    first = go.Figure(go.Scatter(x=[0, 1], y=[1, 2], marker={"color": "red"}), layout={"title": {"text": "a"}})
+    canvas = PlotlyCanvas(first)
+    assert json.loads(canvas.figure) == json.loads(first.to_json())
+    second = go.Figure(go.Bar(x=np.arange(3), y=[3, 1, 2]), layout={"title": {"text": "b"}})
+    canvas.draw(second)      # the whole state each time: nothing of the first figure is left over
+    assert json.loads(canvas.figure) == json.loads(second.to_json())
+    assert "window.Plotly" in canvas._esm and "Plotly.react" in canvas._esm and "export default" in canvas._esm
+    with pytest.raises(ValueError, match="fig must be a plotly"):
+        canvas.draw({"data": []})
+    with pytest.raises(ValueError, match="fig has animation frames"):
+        canvas.draw(go.Figure(second.data, frames=[go.Frame(data=second.data)]))
+
+
+@pytest.mark.filterwarnings("ignore:Consider using IPython.display.IFrame")  # Colab's iframe page, on purpose
+def test_live_figure_draws_in_place_except_in_colab(monkeypatch):
+    import json
+    import sys
+    import types
+
+    import ipywidgets as w
+
+    from optbook.canvas import PlotlyCanvas
+
+    monkeypatch.delenv("OPTBOOK_BUILD", raising=False)
+    e = EXPLORERS[0]
+    box = e.show()
+    canvas = box.children[2]
+    assert isinstance(canvas, PlotlyCanvas)
+    before = canvas.figure
+    key, control = next(iter(e.controls.items()))
+    other = next(v for v in control.samples() if v != control.value)
+    box.children[0].children[0].value = other             # a move: the same widget, the new figure
+    assert canvas.figure != before
+    assert json.loads(canvas.figure) == json.loads(e.render(**{key: other}).to_json())
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    assert isinstance(e.show().children[2], w.Output)

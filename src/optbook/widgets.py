@@ -1,11 +1,14 @@
 """Live explorers: ipywidgets controls redrawing a plotly figure from the same builder as the
 static slider figure.
 
-The figure is redrawn into an ``ipywidgets.Output`` (plotly's ``FigureWidget`` does not work in
-Colab). In Colab a figure shown inside an ``Output`` cannot find plotly.js (colabtools #5889), so
-there the figure goes into an ``<iframe srcdoc>`` holding a complete page, where the browser
-loads plotly.js before the script that draws. During the book build no widget is created: a
-kernel-less page cannot drive them, and their saved state would pull scripts from CDNs.
+In JupyterLab, Notebook 7 and VS Code the figure is a :class:`optbook.canvas.PlotlyCanvas`, which
+redraws in place (``Plotly.react``): replacing the whole figure in an ``ipywidgets.Output`` cost
+300-550 ms a move in JupyterLab, most of it plotly building a new plot, for a 25-75 ms callback.
+Colab does not load third-party widgets by default, so there the figure is redrawn into an
+``Output``; a figure shown inside an ``Output`` cannot find plotly.js in Colab (colabtools #5889),
+so it goes into an ``<iframe srcdoc>`` holding a complete page, where the browser loads plotly.js
+before the script that draws. During the book build no widget is created: a kernel-less page
+cannot drive them, and their saved state would pull scripts from CDNs.
 
 A chapter module declares its explorers once::
 
@@ -188,21 +191,33 @@ class Explorer:
         from IPython.display import display
 
         inputs = {k: c.widget() for k, c in self.controls.items()}
-        out = w.Output(layout=w.Layout(min_height="420px"))
         status = w.HTML()
+        fig = self.render()
+        if in_colab():
+            canvas = w.Output(layout=w.Layout(min_height="420px"))
+
+            def draw(fig):
+                with canvas:
+                    canvas.clear_output(wait=True)
+                    _display_figure(fig)
+        else:
+            from .canvas import PlotlyCanvas
+
+            canvas = PlotlyCanvas(fig)
+            draw = canvas.draw
 
         def redraw(_change=None):
-            fig = self.render(**{k: wid.value for k, wid in inputs.items()})
-            with out:
-                out.clear_output(wait=True)
-                _display_figure(fig)
-            status.value = f"<small>redrawn in {self.last_ms:.0f} ms</small>"
+            t0 = time.perf_counter()  # the kernel's whole move: the callback and sending the figure
+            draw(self.render(**{k: wid.value for k, wid in inputs.items()}))
+            status.value = f"<small>redrawn in {1e3 * (time.perf_counter() - t0):.0f} ms</small>"
 
         for wid in inputs.values():
             wid.observe(redraw, names="value")
-        box = w.VBox([w.HBox(list(inputs.values()), layout=w.Layout(flex_flow="row wrap")), status, out])
+        box = w.VBox([w.HBox(list(inputs.values()), layout=w.Layout(flex_flow="row wrap")), status, canvas])
         display(box)
-        redraw()
+        if in_colab():
+            draw(fig)
+        status.value = f"<small>drawn in {self.last_ms:.0f} ms</small>"
         return box
 
 
