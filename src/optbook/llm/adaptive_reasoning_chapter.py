@@ -364,9 +364,19 @@ def _share_layout_json() -> dict:
     return fig.layout.to_plotly_json()
 
 
+@lru_cache(maxsize=1)
+def _all_share_sweeps() -> None:
+    """Every slider position's sweep, computed at the live explorer's first draw: a cold position
+    costs three DPO trainings (100-175 ms of CPU), over the 150 ms a move may take; the notebook's
+    static twin, drawn earlier, computes the same sweeps."""
+    for s in SHARES:
+        share_sweep(s)
+
+
 def share_figure(share: float = 0.52) -> go.Figure:
     """The live twin of :func:`share_slider_figure`."""
     share = check_in_range(share, "share", 0.0, 1.0, closed=(True, True))  # before the cold tuning runs
+    _all_share_sweeps()
     fig = go.Figure(_frontier_traces(share), layout=_share_layout_json())
     fig.update_layout(annotations=_frontier_note(share)["annotations"])
     return fig
