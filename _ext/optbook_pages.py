@@ -136,7 +136,7 @@ class MethodIndex(_Generated):
                 for r in entries:
                     role = "the paper's method" if r.role == "method" else "baseline"
                     out.append(f"  - {{py:obj}}`{r.name} <{r.path}>` ({role}; {r.kind}): {_plain(r.summary)}")
-                    out.append(f"    `from {r.module} import {r.name}`")
+                    out.append(f"    `{r.import_line}`")
                     if r.baselines:
                         out.append("    Baselines: " + ", ".join(_obj(b) for b in r.baselines) + ".")
                 out.append("")

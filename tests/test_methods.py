@@ -93,7 +93,7 @@ def test_kinds_are_read_off_the_objects():
     with pytest.raises(ValueError, match="obj"):
         methods.kind_of(3)
     by_path = {r.path: r for r in methods.index()}
-    assert by_path["optbook.classical.bfgs.bfgs"].kind == "minimizer (scipy.optimize shape)"
+    assert by_path["optbook.classical.bfgs_methods.bfgs"].kind == "minimizer (scipy.optimize shape)"
     assert by_path["optbook.training.momentum_sam.MSAM"].kind == "torch.optim.Optimizer"
     assert by_path["optbook.decisions.maxucb.MaxUCB"].kind == "bandit policy (select / update)"
     assert by_path["optbook.training.momentum_sam.MSAM"].baselines[0] == "optbook.training.momentum_sam.SAM"
@@ -107,11 +107,11 @@ def test_calls_leave_out_annotations_and_self():
 
 
 def test_names_resolve_or_fail_with_the_name():
-    assert methods.resolve("optbook.classical.bfgs.bfgs").__name__ == "bfgs"
-    assert methods.absolute("classical", "bfgs.bfgs") == "optbook.classical.bfgs.bfgs"
+    assert methods.resolve("optbook.classical.bfgs_methods.bfgs").__name__ == "bfgs"
+    assert methods.absolute("classical", "bfgs_methods.bfgs") == "optbook.classical.bfgs_methods.bfgs"
     assert methods.absolute("training", "torch.optim.Adam") == "torch.optim.Adam"
     with pytest.raises(ValueError, match="no_such_method"):
-        methods.resolve("optbook.classical.bfgs.no_such_method")
+        methods.resolve("optbook.classical.bfgs_methods.no_such_method")
     with pytest.raises(ValueError, match="dotted path"):
         methods.resolve("bfgs")
 
@@ -119,7 +119,7 @@ def test_names_resolve_or_fail_with_the_name():
 def test_a_wrong_name_in_a_methods_table_fails_the_index(monkeypatch):
     import optbook.classical as part
 
-    monkeypatch.setattr(part, "METHODS", {**part.METHODS, "01": {"bfgs.bfgs_typo": ()}})
+    monkeypatch.setattr(part, "METHODS", {**part.METHODS, "01": {"bfgs_methods.bfgs_typo": ()}})
     with pytest.raises(ValueError, match="bfgs_typo"):
         methods.index()
 
@@ -149,14 +149,69 @@ def test_every_public_function_and_indexed_class_method_has_a_docstring():
 
 
 def test_methods_import_from_their_part_package_without_plotly():
+    # Each exported method, imported as a user would, in a fresh interpreter: the object at its
+    # module's path, and no plotting code, widget or chapter module pulled in on the way.
     code = ("import sys, importlib\n"
-            "from optbook import methods\n"
-            "rows = methods.index()\n"
-            "assert rows\n"
+            "from optbook.claims import PARTS\n"
+            "from optbook.exports import exported\n"
+            "n = 0\n"
+            "for part in PARTS:\n"
+            "    pkg = importlib.import_module('optbook.' + part)\n"
+            "    for name, module in exported(pkg.METHODS).items():\n"
+            "        ns = {}\n"
+            "        exec(f'from optbook.{part} import {name}', ns)\n"
+            "        assert ns[name] is getattr(importlib.import_module(f'optbook.{part}.{module}'), name), name\n"
+            "        n += 1\n"
             "bad = [m for m in sys.modules if m.split('.')[0] in ('plotly', 'ipywidgets')"
             " or m.endswith('_chapter') or m.startswith('optbook.viz')]\n"
-            "print(bad)\n"
-            "sys.exit(1 if bad else 0)\n")
+            "print(n, bad)\n"
+            "sys.exit(1 if bad or n < 40 else 0)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                          env={**__import__("os").environ, "OPENBLAS_NUM_THREADS": "1"})
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_a_part_package_imports_its_methods_only_when_asked():
+    code = ("import sys\n"
+            "import optbook.training, optbook.llm, optbook.classical\n"
+            "print(sorted(m for m in sys.modules if m.count('.') == 2 and m.startswith('optbook.')"
+            " or m == 'torch'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_no_exported_name_is_also_a_module_of_its_part():
+    # Were it so, optbook.<part>.<name> would be the module or the method depending on import order.
+    from optbook.exports import exported
+
+    for part in PARTS:
+        pkg = importlib.import_module(f"optbook.{part}")
+        modules = {m.name for m in pkgutil.iter_modules(pkg.__path__)}
+        assert not set(exported(pkg.METHODS)) & modules, part
+        assert pkg.__all__ == list(exported(pkg.METHODS)) and set(pkg.__all__) <= set(dir(pkg))
+
+
+def test_a_name_two_chapters_share_is_not_exported_and_the_error_says_why():
+    import optbook.bilevel as bilevel
+    from optbook.exports import ambiguous, exported
+
+    assert ambiguous(bilevel.METHODS) == ["distill"] and "distill" not in exported(bilevel.METHODS)
+    with pytest.raises(AttributeError, match="two of its chapters use the name"):
+        bilevel.distill
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_method'"):
+        bilevel.no_such_method
+    with pytest.raises(ImportError):
+        exec("from optbook.bilevel import distill", {})
+
+
+def test_the_index_gives_the_shortest_import():
+    by_path = {r.path: r for r in methods.index()}
+    assert by_path["optbook.classical.bfgs_methods.bfgs"].import_line == "from optbook.classical import bfgs"
+    assert (by_path["optbook.classical.bfgs_methods.gradient_descent"].import_line
+            == "from optbook.classical.bfgs_methods import gradient_descent")       # a baseline
+    assert by_path["optbook.bilevel.ld3m.distill"].import_line == "from optbook.bilevel.ld3m import distill"
+    for r in by_path.values():   # every line given works
+        if r.path.startswith("optbook."):
+            ns: dict = {}
+            exec(r.import_line, ns)
+            assert ns[r.name] is methods.resolve(r.path), r.import_line

@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass
 
 from .claims import PARTS
+from .exports import exported
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ class Entry:
     """One row of the index: a paper's method or a baseline, with where it lives and how it is called."""
 
     chapter: str
-    path: str            # the dotted path it is imported from, e.g. "optbook.classical.bfgs.bfgs"
+    path: str            # the dotted path it is imported from, e.g. "optbook.classical.bfgs_methods.bfgs"
     role: str            # "method" (the paper's) or "baseline"
     kind: str            # see :func:`kind_of`
     call: str            # name(signature), annotations left out
@@ -39,8 +40,14 @@ class Entry:
 
     @property
     def module(self) -> str:
-        """The module it is imported from."""
+        """The module it lives in."""
         return self.path.rsplit(".", 1)[0]
+
+    @property
+    def import_line(self) -> str:
+        """The shortest import that brings it in: from its part package when the part exports it
+        (``from optbook.classical import bfgs``), else from its module."""
+        return f"from {exporter(self.path) or self.module} import {self.name}"
 
 
 def resolve(path: str):
@@ -55,6 +62,15 @@ def resolve(path: str):
     if not hasattr(obj, name):
         raise ValueError(f"{path!r}: module {module} has no attribute {name!r}")
     return getattr(obj, name)
+
+
+def exporter(path: str) -> str | None:
+    """The part package that exports the object at ``path`` under its own name, if one does."""
+    parts = path.split(".")
+    if len(parts) != 4 or parts[0] != "optbook" or parts[1] not in PARTS:
+        return None
+    package = importlib.import_module(f"optbook.{parts[1]}")
+    return f"optbook.{parts[1]}" if exported(package.METHODS).get(parts[3]) == parts[2] else None
 
 
 def _subclass_of(obj, module: str, qualname: str) -> bool:
@@ -109,8 +125,8 @@ def summary_of(obj) -> str:
 
 
 def absolute(part: str, name: str) -> str:
-    """A ``METHODS`` name made absolute: ``"bfgs.bfgs"`` in part ``classical`` is
-    ``"optbook.classical.bfgs.bfgs"``; a name whose first segment is not a module of the part
+    """A ``METHODS`` name made absolute: ``"bfgs_methods.bfgs"`` in part ``classical`` is
+    ``"optbook.classical.bfgs_methods.bfgs"``; a name whose first segment is not a module of the part
     (``"torch.optim.Adam"``, ``"optbook.core.bandits.UCB1"``) is already absolute."""
     head = name.split(".", 1)[0]
     try:

@@ -5,7 +5,7 @@ import inspect
 import numpy as np
 import pytest
 
-from optbook.classical import sparse_polyak as sp
+from optbook.classical import sparse_polyak_methods as sp
 from optbook.classical import sparse_polyak_chapter as ch
 from optbook.core import Tuning
 

@@ -22,7 +22,7 @@ import torch
 from optbook.distributed.fedada2 import SM3
 from optbook.training.lowrank_sampling import LowRankAdam
 from optbook.training.momentum_sam import MSAM, SAM, AdamWMSAM
-from optbook.training.pazo import HiZOO, MeZO, PaZO, ZOAdam
+from optbook.training.pazo_methods import HiZOO, MeZO, PaZO, ZOAdam
 from optbook.training.valley_explorer import ALTO, EAdam, ESGD, Lamb
 
 

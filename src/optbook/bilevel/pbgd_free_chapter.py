@@ -1,5 +1,5 @@
 """Chapter 23: experiments, figures, live explorers and claims for PBGD-Free. The methods are in
-:mod:`optbook.bilevel.pbgd_free`, the problems in :mod:`optbook.bilevel.problems`.
+:mod:`optbook.bilevel.pbgd_free_methods`, the problems in :mod:`optbook.bilevel.problems`.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ..core import Trace, Tuning, check_choice, check_int, check_real, grid_sear
 from ..viz import Phase, SliderStep, base_layout, frame_note, phase_layout, slider_figure
 from ..viz.convergence import convergence_traces
 from ..widgets import Explorer, Slider
-from .pbgd_free import aid, implicit_term, pbgd, pbgd_free, penalty_term
+from .pbgd_free_methods import aid, implicit_term, pbgd, pbgd_free, penalty_term
 from .problems import FlatnessToy, QuadraticBilevel, RepresentationProxy
 
 # --------------------------------------------------------------------------- the setting

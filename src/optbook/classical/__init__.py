@@ -5,8 +5,8 @@
 #: (book/methods.md, through :func:`optbook.methods.index`) is built from this table; the tests
 #: check that every chapter in the book has an entry and that every name resolves.
 METHODS: dict[str, dict[str, tuple[str, ...]]] = {
-    "01": {"bfgs.bfgs": ("bfgs.gradient_descent", "bfgs.damped_newton")},
-    "02": {"sparse_polyak.sparse_polyak": ("sparse_polyak.polyak_iht", "sparse_polyak.constant_step_iht")},
+    "01": {"bfgs_methods.bfgs": ("bfgs_methods.gradient_descent", "bfgs_methods.damped_newton")},
+    "02": {"sparse_polyak_methods.sparse_polyak": ("sparse_polyak_methods.polyak_iht", "sparse_polyak_methods.constant_step_iht")},
     "03": {"reduction_maps.reduced_gradient_descent": ("reduction_maps.gradient_descent",
                                                        "reduction_maps.alternating_least_squares",
                                                        "reduction_maps.alternating_gradient_descent")},
@@ -22,3 +22,7 @@ METHODS: dict[str, dict[str, tuple[str, ...]]] = {
     "08": {"lowrank_inverse.theorem21_bound": ("lowrank_inverse.eymn_bound", "lowrank_inverse.neumann_bound"),
            "lowrank_inverse.contour_rank_inverse": ("lowrank_inverse.best_rank_inverse",)},
 }
+
+from ..exports import lazy_exports  # noqa: E402  (after METHODS, which it reads)
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, METHODS)

@@ -1,5 +1,5 @@
 """Chapter 01: the book's experiments, figures, live explorers and claims for BFGS under strong
-self-concordance. The methods themselves are in :mod:`optbook.classical.bfgs`.
+self-concordance. The methods themselves are in :mod:`optbook.classical.bfgs_methods`.
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ from ..viz import (
     slider_figure,
 )
 from ..widgets import Explorer, Slider
-from .bfgs import bfgs, damped_newton, gradient_descent, initial_mismatch
+from .bfgs_methods import bfgs, damped_newton, gradient_descent, initial_mismatch
 
 # --------------------------------------------------------------------------- the experiments
 

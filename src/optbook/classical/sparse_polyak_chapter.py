@@ -1,5 +1,5 @@
 """Chapter 02: the book's experiments, claims, figures and live explorers for Sparse Polyak.
-The methods themselves are in :mod:`optbook.classical.sparse_polyak`.
+The methods themselves are in :mod:`optbook.classical.sparse_polyak_methods`.
 
 The setting follows the chapter: n = 200 Gaussian samples, s = 5 nonzero coefficients of size
 +-1, noise sigma = 0.5, projection sparsity s~ = 2s, the paper's gradient threshold s_g = s~,
@@ -32,7 +32,7 @@ from ..viz import SliderStep, base_layout, color_for, phase_layout, slider_figur
 from ..viz.style import PALETTE, dash_for, marker_for
 from ..viz.convergence import Phase
 from ..widgets import Explorer, Slider
-from .sparse_polyak import (
+from .sparse_polyak_methods import (
     RULE_NAMES,
     RULES,
     global_smoothness,

@@ -20,3 +20,7 @@ METHODS: dict[str, dict[str, tuple[str, ...]]] = {
            "cooling_control.distill": (),
            "cooling_env.LiquidCoolingEnv": ()},
 }
+
+from ..exports import lazy_exports  # noqa: E402  (after METHODS, which it reads)
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, METHODS)

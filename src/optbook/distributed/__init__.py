@@ -9,3 +9,7 @@ METHODS: dict[str, dict[str, tuple[str, ...]]] = {
            "fedada2.SM3": ("torch.optim.Adagrad",)},
     "22": {"sketched_adaptive.run_sadl": ()},
 }
+
+from ..exports import lazy_exports  # noqa: E402  (after METHODS, which it reads)
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, METHODS)

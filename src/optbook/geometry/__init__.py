@@ -9,7 +9,7 @@ METHODS: dict[str, dict[str, tuple[str, ...]]] = {
                                         "linf_regression.softmax_newton", "linf_regression.linf_lp",
                                         "linf_regression.linf_cvxpy"),
            "linf_regression.qsc_trust_region": ("linf_regression.damped_newton", "linf_regression.gradient_descent")},
-    "10": {"hom_pgd.hom_pgd": ("hom_pgd.pgd_projection", "hom_pgd.frank_wolfe", "hom_pgd.quadratic_penalty")},
+    "10": {"hom_pgd_methods.hom_pgd": ("hom_pgd_methods.pgd_projection", "hom_pgd_methods.frank_wolfe", "hom_pgd_methods.quadratic_penalty")},
     "11": {"birkhoff.birkhoff_extension": ("birkhoff.bottleneck_decomposition",),
            "birkhoff.be_frank_wolfe": ("birkhoff.sinkhorn_gd", "birkhoff.faq", "birkhoff.two_opt",
                                        "birkhoff.random_search")},
@@ -22,3 +22,7 @@ METHODS: dict[str, dict[str, tuple[str, ...]]] = {
                                           "quantum_zo.coordinate_fd_gradient"),
            "quantum_zo.mirror_descent": ("quantum_zo.zo_gradient_descent",)},
 }
+
+from ..exports import lazy_exports  # noqa: E402  (after METHODS, which it reads)
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, METHODS)

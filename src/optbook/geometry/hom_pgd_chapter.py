@@ -1,5 +1,5 @@
 """Chapter 10: the book's experiments, figures, live explorers and claims for Hom-PGD. The
-methods themselves are in :mod:`optbook.geometry.hom_pgd`.
+methods themselves are in :mod:`optbook.geometry.hom_pgd_methods`.
 
 Every experiment minimises a strongly convex quadratic f(x) = 1/2 (x - y)^T Q (x - y) with
 cond(Q) = 10 (so its minimiser over K is not the Euclidean projection of y) over the card's random
@@ -31,7 +31,7 @@ from ..core import (
 )
 from ..viz import Phase, SliderStep, base_layout, color_for, phase_layout, slider_figure
 from ..widgets import Explorer, Slider
-from .hom_pgd import (
+from .hom_pgd_methods import (
     Fun,
     GaugeSet,
     Jac,

@@ -20,3 +20,7 @@ METHODS: dict[str, dict[str, tuple[str, ...]]] = {
     "37": {"adaptive_reasoning.train_dpo": ("adaptive_reasoning.merge",),
            "adaptive_reasoning.build_pairs": ()},
 }
+
+from ..exports import lazy_exports  # noqa: E402  (after METHODS, which it reads)
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, METHODS)

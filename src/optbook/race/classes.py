@@ -12,15 +12,15 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
-from ..classical.bfgs import bfgs
-from ..classical.bfgs import gradient_descent as armijo_gd
+from ..classical.bfgs_methods import bfgs
+from ..classical.bfgs_methods import gradient_descent as armijo_gd
 from ..classical.reduction_maps import LeastSquaresWithBias, bias_data, gradient_descent, reduced_gradient_descent
-from ..classical.sparse_polyak import polyak_iht
-from ..geometry.hom_pgd import frank_wolfe, hom_pgd, pgd_projection, quadratic_objective, random_polytope
+from ..classical.sparse_polyak_methods import polyak_iht
+from ..geometry.hom_pgd_methods import frank_wolfe, hom_pgd, pgd_projection, quadratic_objective, random_polytope
 from ..geometry.quantum_zo import gaussian_smoothing_gradient
 from ..training.lowrank_sampling import LowRankAdam
 from ..training.momentum_sam import MSAM, SAM, two_moons
-from ..training.pazo import MeZO, PaZO, ill_conditioned_quadratic, quadratic_fun
+from ..training.pazo_methods import MeZO, PaZO, ill_conditioned_quadratic, quadratic_fun
 from ..training.valley_explorer import ALTO
 from .engine import Budget, Counter, Instance, ProblemClass, Solver
 
@@ -95,7 +95,7 @@ def _reduced_gd(o, x0, record, seed, step):
 
 SMOOTH_SOLVERS = [
     Solver("BFGS", "01", "bfgs", _bfgs, {"c1": [1e-4, 1e-2, 0.3]}),
-    Solver("GD + Armijo", "01", "bfgs.gradient_descent", _armijo, {"eta0": [0.1, 1, 10]},
+    Solver("GD + Armijo", "01", "bfgs_methods.gradient_descent", _armijo, {"eta0": [0.1, 1, 10]},
            note="first trial step eta0/L"),
     Solver("Polyak step", "02", "polyak_iht (no thresholding)", _polyak, {"gamma": [0.5, 1, 1.5]},
            note="told f*"),

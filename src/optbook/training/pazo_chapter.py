@@ -1,11 +1,11 @@
 """Chapter 16: the book's experiments, figures, live explorers and claims for PaZO. The methods
-themselves are in :mod:`optbook.training.pazo`.
+themselves are in :mod:`optbook.training.pazo_methods`.
 
 Every quadratic experiment runs on the card's problem, f(x) = sum_i lambda_i x_i^2 / 2 with
 d = 20 curvatures log-spaced from 1 to 10^3 and x0 = 1, in float64 with eps = 1e-4 (the central
 difference is then exact up to rounding). Many runs (settings x seeds) advance in lock-step in
 :func:`simulate`, each with its own generator, draw for draw the same numbers as the one-run
-functions of :mod:`~optbook.training.pazo` (tested), so a tuning grid costs one vectorised loop.
+functions of :mod:`~optbook.training.pazo_methods` (tested), so a tuning grid costs one vectorised loop.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from ..core import Trace, Tuning, check_choice, check_in_range, check_int, check
 from ..core.threads import one_torch_thread
 from ..viz import Phase, SliderStep, base_layout, color_for, convergence_traces, phase_layout, slider_figure
 from ..widgets import Explorer, Slider
-from .pazo import (
+from .pazo_methods import (
     DIVERGENCE_FACTOR,
     HiZOO,
     MeZO,
@@ -83,7 +83,7 @@ def simulate(method: str, settings: list[dict], seeds, *, budget: int, target: f
     P), "pazo" (settings: eta, momentum; D0 default lambda_max; HiZOO is momentum 0) or "zo_adam"
     (settings: eta, beta1; beta2 = 0.999). A setting may give the effective step ``step`` =
     eta / (1 - momentum) instead of eta (the momentum grids are laid out in it). Each run draws u from ``np.random.default_rng(seed)``
-    once per step, as :func:`~optbook.training.pazo.zo_sgd`, ``pspsa``, ``pazo`` and ``zo_adam`` do,
+    once per step, as :func:`~optbook.training.pazo_methods.zo_sgd`, ``pspsa``, ``pazo`` and ``zo_adam`` do,
     so run for run they agree with those functions. Evaluations are counted as there: 2 per step
     (3 for PaZO, plus f(x0)). A run stops moving once f exceeds 1e12 f(x0) (diverged).
 

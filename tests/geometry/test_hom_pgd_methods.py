@@ -8,7 +8,7 @@ import pytest
 import torch
 from scipy.optimize import linprog, minimize
 
-from optbook.geometry import hom_pgd as H
+from optbook.geometry import hom_pgd_methods as H
 
 
 def bisection_exit(K, y, hi=1e6, iters=200):
@@ -49,7 +49,7 @@ def facet_target(K):
 
 
 def test_methods_module_does_not_pull_plotly():
-    out = subprocess.run([sys.executable, "-c", "import sys, optbook.geometry.hom_pgd; print('plotly' in sys.modules)"],
+    out = subprocess.run([sys.executable, "-c", "import sys, optbook.geometry.hom_pgd_methods; print('plotly' in sys.modules)"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -283,7 +283,7 @@ def test_linear_oracle_is_warm_started_highs_and_agrees_with_linprog(poly, monke
     assert oracle.calls == len(G)
     # HiGHS prints a banner from C++ once per process, on the first solver object: a fresh process
     # shows that it never reaches stdout (a notebook would show it).
-    out = subprocess.run([sys.executable, "-c", "import numpy as np; from optbook.geometry.hom_pgd import "
+    out = subprocess.run([sys.executable, "-c", "import numpy as np; from optbook.geometry.hom_pgd_methods import "
                           "LinearOracle as O; print(O(np.eye(2), np.ones(2))(-np.ones(2))[0])"],
                          capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[1. 1.]"

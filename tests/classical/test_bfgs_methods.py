@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from optbook.classical import bfgs as ch
+from optbook.classical import bfgs_methods as ch
 from optbook.classical.bfgs_chapter import solve_reference
 from optbook.core import AffineComposition, conditioning_map, make_cubic, make_logistic, quadratic_with_condition
 
@@ -144,7 +144,7 @@ def test_damped_newton_step_shrinks_with_the_self_concordance_constant():
 
 
 def test_methods_module_does_not_pull_plotly():
-    out = subprocess.run([sys.executable, "-c", "import sys, optbook.classical.bfgs; print('plotly' in sys.modules)"],
+    out = subprocess.run([sys.executable, "-c", "import sys, optbook.classical.bfgs_methods; print('plotly' in sys.modules)"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

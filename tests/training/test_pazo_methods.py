@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from optbook.training import pazo as pz
+from optbook.training import pazo_methods as pz
 from optbook.training import pazo_chapter as ch
 
 LAM = np.array([1.0, 3.0, 10.0, 30.0])

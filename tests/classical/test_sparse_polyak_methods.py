@@ -8,7 +8,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from optbook.classical import sparse_polyak as sp
+from optbook.classical import sparse_polyak_methods as sp
 from optbook.core import check_derivatives
 
 
@@ -177,7 +177,7 @@ def test_determinism():
 
 
 def test_importing_the_method_does_not_import_plotly():
-    code = "import sys; import optbook.classical.sparse_polyak; print('plotly' in sys.modules)"
+    code = "import sys; import optbook.classical.sparse_polyak_methods; print('plotly' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from optbook.core import loglog_slope
-from optbook.bilevel.pbgd_free import aid, implicit_term, pbgd, pbgd_free, penalty_term, y_gamma
+from optbook.bilevel.pbgd_free_methods import aid, implicit_term, pbgd, pbgd_free, penalty_term, y_gamma
 from optbook.bilevel.problems import FlatnessToy, QuadraticBilevel
 
 
