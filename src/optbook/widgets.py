@@ -109,16 +109,14 @@ def in_colab() -> bool:
     return "google.colab" in sys.modules
 
 
-def _display_figure(fig: go.Figure) -> None:
+def _display_in_iframe(fig: go.Figure) -> None:
+    """Colab's way: the figure as a complete page in an ``<iframe srcdoc>`` (see the module's notes)."""
     from IPython.display import HTML, display
 
-    if in_colab():
-        page = fig.to_html(include_plotlyjs="cdn", full_html=True, default_width="100%")
-        height = int(fig.layout.height or 450) + 30
-        display(HTML(f'<iframe srcdoc="{html.escape(page)}" style="width:100%;height:{height}px;'
-                     'border:none"></iframe>'))
-    else:
-        fig.show()
+    page = fig.to_html(include_plotlyjs="cdn", full_html=True, default_width="100%")
+    height = int(fig.layout.height or 450) + 30
+    display(HTML(f'<iframe srcdoc="{html.escape(page)}" style="width:100%;height:{height}px;'
+                 'border:none"></iframe>'))
 
 
 @dataclass
@@ -199,7 +197,7 @@ class Explorer:
             def draw(fig):
                 with canvas:
                     canvas.clear_output(wait=True)
-                    _display_figure(fig)
+                    _display_in_iframe(fig)
         else:
             from .canvas import PlotlyCanvas
 
