@@ -21,22 +21,27 @@ import sys
 from collections.abc import Callable, Mapping
 
 
-def exported(methods: Mapping[str, Mapping[str, object]]) -> dict[str, str]:
-    """Name -> module (relative to the part) of each paper's method a part exports: every
-    ``"module.name"`` key of ``METHODS`` whose name no other key of the part uses."""
+def _modules_by_name(methods: Mapping[str, Mapping[str, object]]) -> dict[str, set[str]]:
+    """Name -> the modules (relative to the part) whose ``"module.name"`` keys of ``METHODS`` use it;
+    keys given as a full dotted path live outside the part and are left out."""
     modules: dict[str, set[str]] = {}
     for chapter_methods in methods.values():
         for path in chapter_methods:
             module, _, name = path.rpartition(".")
-            if module and "." not in module:   # "module.name" in this part, not a full dotted path
+            if module and "." not in module:
                 modules.setdefault(name, set()).add(module)
-    return {name: next(iter(ms)) for name, ms in sorted(modules.items()) if len(ms) == 1}
+    return modules
+
+
+def exported(methods: Mapping[str, Mapping[str, object]]) -> dict[str, str]:
+    """Name -> module (relative to the part) of each paper's method a part exports: every
+    ``"module.name"`` key of ``METHODS`` whose name no other module of the part uses."""
+    return {name: next(iter(ms)) for name, ms in sorted(_modules_by_name(methods).items()) if len(ms) == 1}
 
 
 def ambiguous(methods: Mapping[str, Mapping[str, object]]) -> list[str]:
     """The method names two modules of a part both use, which the part does not export."""
-    names = [path.rpartition(".")[2] for chapter_methods in methods.values() for path in chapter_methods]
-    return sorted({n for n in names if names.count(n) > 1})
+    return sorted(name for name, ms in _modules_by_name(methods).items() if len(ms) > 1)
 
 
 def lazy_exports(package: str, methods: Mapping[str, Mapping[str, object]]
